@@ -1,0 +1,72 @@
+"""Launch arguments: the caller's arrays and scalars -> ArgSpecs + C-contiguous host buffers, and back."""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Sequence
+
+import numpy as np
+
+from .compiler.errors import KernelError
+from .compiler.frontend import ArgSpec
+
+
+@dataclass
+class HostArgs:
+    specs: List[ArgSpec]
+    values: Dict[str, Any]  # parameter name -> C-contiguous ndarray or scalar
+    callers: Dict[str, Any] = field(default_factory=dict)  # tensor name -> the caller's own object
+
+    def write_back(self, name: str, data: np.ndarray) -> None:
+        """Put `data` into the caller's tensor `name` in place (a no-op when it is the same memory)."""
+        target = self.callers[name]
+        if _is_torch_tensor(target):
+            import torch
+            source = torch.from_numpy(np.ascontiguousarray(data).reshape(tuple(target.shape)))
+            if source.data_ptr() != target.data_ptr():
+                target.copy_(source)
+        elif not np.shares_memory(target, data):
+            np.copyto(target, data.reshape(target.shape))
+
+
+def _is_torch_tensor(value: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def _as_array(name: str, value: Any) -> np.ndarray:
+    if _is_torch_tensor(value):
+        if value.device.type != "cpu":
+            raise KernelError(f"tensor '{name}' is on {value.device}: pass CPU tensors", kind="bad_request")
+        try:
+            return value.detach().numpy()
+        except TypeError as e:  # e.g. bfloat16, which numpy lacks
+            raise KernelError(f"tensor '{name}' has dtype {value.dtype}, which cannot be sent yet: {e}",
+                              kind="bad_request") from None
+    return value
+
+
+def prepare(names: Sequence[str], args: Sequence[Any]) -> HostArgs:
+    if len(args) != len(names):
+        raise KernelError(f"kernel takes {len(names)} arguments ({', '.join(names)}), got {len(args)}",
+                          kind="bad_request")
+    host = HostArgs(specs=[], values={})
+    for name, value in zip(names, args):
+        array = _as_array(name, value)
+        if isinstance(array, np.ndarray):
+            if array.dtype.kind not in "biuf":
+                raise KernelError(f"tensor '{name}' has dtype {array.dtype}: only bool, int, uint and float "
+                                  "tensors can be kernel arguments", kind="bad_request")
+            host.specs.append(ArgSpec("tensor", array.dtype.name))
+            host.values[name] = np.ascontiguousarray(array)
+            host.callers[name] = value
+        elif isinstance(value, (bool, int, float)):
+            host.specs.append(ArgSpec("scalar", type(value).__name__, value))
+            host.values[name] = value
+        elif isinstance(value, np.generic) and value.dtype.kind in "biuf":
+            host.specs.append(ArgSpec("scalar", value.dtype.name, value.item()))
+            host.values[name] = value.item()
+        else:
+            raise KernelError(f"argument '{name}' is a {type(value).__name__}: pass numpy arrays, torch CPU "
+                              "tensors or Python/numpy scalars", kind="bad_request")
+    return host

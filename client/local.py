@@ -1,0 +1,34 @@
+"""run_local: the whole pipeline in this process, with an on-disk cache."""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from .args import prepare
+from .compiler import pipeline
+from .compiler.bundle import collect
+from .compiler.cache import DiskCache
+from .compiler.frontend import param_names
+from .result import LaunchResult
+
+
+def run_local(kernel: Any, core_num: int, *args: Any, target: str = "cpu") -> LaunchResult:
+    """Compile `kernel` for these arguments and run it on `core_num` blocks here.
+
+    Tensors the kernel writes are copied back into the caller's arrays, as pyasc's launch does.
+    Raises ascrun.KernelError (kind bundle_rejected, compile_error, build_error or runtime_error).
+    """
+    start = time.perf_counter()
+    bundle = collect(kernel)
+    host = prepare(param_names(bundle), args)
+    chosen = pipeline.get_target(target)
+    cache = DiskCache.default()
+    built = pipeline.build(bundle, host.specs, chosen, frontend_cache=cache, artifact_cache=cache)
+    ran = pipeline.run(built, chosen, core_num, host.values)
+    outputs = {}
+    for name in ran.written:
+        host.write_back(name, host.values[name])
+        outputs[name] = host.values[name]
+    timings = dict(built.timings, run=ran.seconds, total=time.perf_counter() - start)
+    return LaunchResult(outputs=outputs, timings=timings, cache=dict(built.cache), ir_hash=built.frontend.ir_hash,
+                        source=built.frontend.source)

@@ -1,0 +1,1 @@
+"""ascrun.server: the HTTP service in front of the worker pool."""

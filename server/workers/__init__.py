@@ -1,0 +1,1 @@
+"""ascrun.server.workers: RQ workers that run the compiler pipeline."""

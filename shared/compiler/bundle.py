@@ -1,0 +1,310 @@
+"""KernelBundle: the sources of a kernel's @asc.jit functions and the constants they read.
+
+A bundle is what travels from the author's machine to a worker. It is plain data (JSON), and
+it is checked with `ast` before anything in it executes: only decorated function definitions,
+literal constants and references to the `asc` package are allowed.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import hashlib
+import inspect
+import json
+import linecache
+import textwrap
+import types
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Iterable, Mapping, Tuple
+
+from .errors import BundleRejected
+
+# The package a kernel may reference by module; everything else must be a literal constant.
+ALLOWED_MODULE = "asc"
+# Builtins a kernel may name: those pyasc's codegen resolves (NameScope.builtins), plus bool for
+# annotations. Defined functions see only these, so a bundle cannot reach open(), __import__ or
+# exec through its namespace.
+KERNEL_BUILTINS = ("bool", "dict", "float", "int", "isinstance", "issubclass", "len", "list", "range", "repr",
+                   "str", "tuple", "type")
+
+
+@dataclass(frozen=True)
+class KernelFunction:
+    """One @asc.jit function: its source as written (decorator included) and where it was."""
+    name: str
+    source: str
+    filename: str
+    lineno: int
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"name": self.name, "source": self.source, "filename": self.filename, "lineno": self.lineno}
+
+
+@dataclass(frozen=True)
+class KernelBundle:
+    """The kernel `entry`, every @asc.jit function it reaches, constants (as Python literals)
+    and module aliases (local name -> module name inside the asc package)."""
+    entry: str
+    functions: Tuple[KernelFunction, ...]
+    constants: Tuple[Tuple[str, str], ...]
+    modules: Tuple[Tuple[str, str], ...]
+
+    def to_json(self) -> Dict[str, Any]:
+        return {
+            "entry": self.entry,
+            "functions": [f.to_json() for f in self.functions],
+            "constants": dict(self.constants),
+            "modules": dict(self.modules),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> "KernelBundle":
+        try:
+            functions = tuple(
+                KernelFunction(str(f["name"]), str(f["source"]), str(f["filename"]), int(f["lineno"]))
+                for f in data["functions"])
+            return cls(str(data["entry"]), tuple(sorted(functions, key=lambda f: f.name)),
+                       tuple(sorted((str(k), str(v)) for k, v in data["constants"].items())),
+                       tuple(sorted((str(k), str(v)) for k, v in data["modules"].items())))
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise BundleRejected(f"malformed kernel bundle: {e.__class__.__name__}: {e}") from None
+
+    @property
+    def digest(self) -> str:
+        canonical = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# Collecting a bundle from a live kernel (client side; needs no pyasc).
+
+def _python_function(kernel: Any) -> Callable:
+    """The plain function behind a pyasc JITFunction (its `.fn`), or the function itself."""
+    fn = getattr(kernel, "fn", kernel)
+    if not isinstance(fn, types.FunctionType):
+        raise BundleRejected(f"{kernel!r} is not a kernel: expected an @asc.jit function")
+    return fn
+
+
+def _is_jit_function(value: Any) -> bool:
+    return type(value).__name__ == "JITFunction" and isinstance(getattr(value, "fn", None), types.FunctionType)
+
+
+def _function_source(fn: Callable) -> Tuple[str, int]:
+    try:
+        lines, lineno = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as e:
+        raise BundleRejected(f"cannot read the source of kernel '{fn.__name__}': {e}") from None
+    return textwrap.dedent("".join(lines)), lineno
+
+
+def _free_names(tree: ast.FunctionDef) -> Iterable[Tuple[str, int]]:
+    """Names a function reads that it does not bind itself, with the line of first use."""
+    bound = {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
+    seen = set()
+    # Decorators and annotations are read at definition time, so they count too.
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            if node.id not in bound and node.id not in seen:
+                seen.add(node.id)
+                yield node.id, node.lineno
+
+
+def _is_literal_constant(value: Any) -> bool:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    return isinstance(value, tuple) and all(_is_literal_constant(v) for v in value)
+
+
+def collect(kernel: Any) -> KernelBundle:
+    """Build the bundle of `kernel` (an @asc.jit JITFunction or a plain function)."""
+    entry_fn = _python_function(kernel)
+    functions: Dict[str, KernelFunction] = {}
+    constants: Dict[str, Tuple[str, str]] = {}  # name -> (literal, function that read it)
+    modules: Dict[str, str] = {}
+    pending = [entry_fn]
+    while pending:
+        fn = pending.pop()
+        if fn.__name__ in functions:
+            continue
+        source, lineno = _function_source(fn)
+        functions[fn.__name__] = KernelFunction(fn.__name__, source, fn.__code__.co_filename, lineno)
+        tree = ast.parse(source).body[0]
+        closure = inspect.getclosurevars(fn).nonlocals
+        for name, line in _free_names(tree):
+            where = f"in '{fn.__name__}' ({fn.__code__.co_filename}:{lineno + line - 1})"
+            if name in closure:
+                raise BundleRejected(f"kernel reads '{name}' from an enclosing function {where}: "
+                                     "define kernels at module level")
+            if name not in fn.__globals__:
+                if hasattr(builtins, name):
+                    if name not in KERNEL_BUILTINS:
+                        raise BundleRejected(f"kernel uses builtin '{name}' {where}, which kernels may not use")
+                    continue
+                raise BundleRejected(f"kernel reads '{name}' {where}, which is not defined")
+            value = fn.__globals__[name]
+            if isinstance(value, types.ModuleType):
+                if value.__name__ != ALLOWED_MODULE and not value.__name__.startswith(ALLOWED_MODULE + "."):
+                    raise BundleRejected(f"kernel reads module '{name}' ({value.__name__}) {where}: "
+                                         f"only the '{ALLOWED_MODULE}' package can be used in kernels")
+                _merge(modules, name, value.__name__, where)
+            elif _is_jit_function(value):
+                if value.fn.__name__ != name:
+                    raise BundleRejected(f"kernel calls '{name}' {where}, an alias of '{value.fn.__name__}': "
+                                         "call @asc.jit functions by their own name")
+                pending.append(value.fn)
+            elif _is_literal_constant(value):
+                literal = repr(value)
+                previous = constants.setdefault(name, (literal, fn.__name__))
+                if previous[0] != literal:
+                    raise BundleRejected(f"global '{name}' is {previous[0]} in '{previous[1]}' but {literal} "
+                                         f"{where}: rename one of them")
+            else:
+                kind = f"{type(value).__module__}.{type(value).__qualname__}"
+                raise BundleRejected(f"kernel reads global '{name}' {where}, a {kind}: kernels may read only "
+                                     "int, float, bool, str, None or tuples of these, @asc.jit functions and "
+                                     "the asc package")
+    clash = set(functions) & (set(constants) | set(modules))
+    if clash:
+        raise BundleRejected(f"name(s) {sorted(clash)} mean both a kernel function and a global")
+    return KernelBundle(
+        entry=entry_fn.__name__,
+        functions=tuple(sorted(functions.values(), key=lambda f: f.name)),
+        constants=tuple(sorted((k, v[0]) for k, v in constants.items())),
+        modules=tuple(sorted(modules.items())),
+    )
+
+
+def _merge(table: Dict[str, str], name: str, value: str, where: str) -> None:
+    if table.setdefault(name, value) != value:
+        raise BundleRejected(f"'{name}' names module {table[name]} elsewhere but {value} {where}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Validating and defining a bundle (worker side, before and while anything executes).
+
+def _is_literal(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return isinstance(node.operand, ast.Constant)
+    if isinstance(node, ast.Tuple):
+        return all(_is_literal(e) for e in node.elts)
+    return False
+
+
+def _is_type_expression(node: ast.AST) -> bool:
+    """Annotations such as `int`, `asc.GlobalAddress`, `asc.ConstExpr[int]`."""
+    if isinstance(node, ast.Name):
+        return True
+    if isinstance(node, ast.Attribute):
+        return _is_type_expression(node.value)
+    if isinstance(node, ast.Subscript):
+        return _is_type_expression(node.value) and (
+            _is_type_expression(node.slice) or _is_literal(node.slice)
+            or (isinstance(node.slice, ast.Tuple) and all(_is_type_expression(e) or _is_literal(e)
+                                                          for e in node.slice.elts)))
+    return _is_literal(node)
+
+
+def _is_jit_decorator(node: ast.AST, asc_names: Iterable[str]) -> bool:
+    target = node.func if isinstance(node, ast.Call) else node
+    if not (isinstance(target, ast.Attribute) and target.attr == "jit" and isinstance(target.value, ast.Name)
+            and target.value.id in asc_names):
+        return False
+    if isinstance(node, ast.Call):
+        return not node.args and all(kw.arg is not None and _is_literal(kw.value) for kw in node.keywords)
+    return True
+
+
+def validate(bundle: KernelBundle) -> None:
+    """Refuse anything but decorated kernel definitions and literal constants."""
+    names = [f.name for f in bundle.functions]
+    if len(set(names)) != len(names):
+        raise BundleRejected("bundle defines a function twice")
+    if bundle.entry not in names:
+        raise BundleRejected(f"bundle has no function named '{bundle.entry}' (its entry)")
+    asc_names = [alias for alias, module in bundle.modules if module == ALLOWED_MODULE]
+    for alias, module in bundle.modules:
+        if not alias.isidentifier() or (module != ALLOWED_MODULE and not module.startswith(ALLOWED_MODULE + ".")):
+            raise BundleRejected(f"bundle imports module '{module}' as '{alias}': only the asc package is allowed")
+    for name, literal in bundle.constants:
+        if not name.isidentifier():
+            raise BundleRejected(f"constant name {name!r} is not an identifier")
+        try:
+            value = ast.literal_eval(literal)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            raise BundleRejected(f"constant '{name}' is not a literal: {literal[:80]!r}") from None
+        if not _is_literal_constant(value):
+            raise BundleRejected(f"constant '{name}' is a {type(value).__name__}: only int, float, bool, str, "
+                                 "None and tuples of these are allowed")
+    for fn in bundle.functions:
+        _validate_function(fn, asc_names)
+
+
+def _validate_function(fn: KernelFunction, asc_names: Iterable[str]) -> None:
+    def reject(line: int, why: str) -> BundleRejected:
+        return BundleRejected(f"kernel '{fn.name}' ({fn.filename}:{fn.lineno + line - 1}): {why}")
+
+    try:
+        module = ast.parse(fn.source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
+        raise reject(getattr(e, "lineno", 1) or 1, f"source does not parse: {e.__class__.__name__}: {e}") from None
+    if len(module.body) != 1 or not isinstance(module.body[0], ast.FunctionDef):
+        line = module.body[0].lineno if module.body else 1
+        raise reject(line, "a bundle function must be exactly one function definition")
+    node = module.body[0]
+    if node.name != fn.name:
+        raise reject(node.lineno, f"source defines '{node.name}', not '{fn.name}'")
+    if len(node.decorator_list) != 1 or not _is_jit_decorator(node.decorator_list[0], asc_names):
+        line = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+        raise reject(line, "must be decorated with exactly @asc.jit or @asc.jit(option=literal, ...)")
+    args = node.args
+    for arg in args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a]:
+        if arg.annotation is not None and not _is_type_expression(arg.annotation):
+            raise reject(arg.lineno, f"annotation of '{arg.arg}' must be a type name, attribute or subscript")
+    if node.returns is not None and not _is_type_expression(node.returns):
+        raise reject(node.lineno, "return annotation must be a type name, attribute or subscript")
+    for default in args.defaults + [d for d in args.kw_defaults if d is not None]:
+        if not _is_literal(default):
+            raise reject(default.lineno, "default values must be literals")
+    for inner in ast.walk(node):
+        if isinstance(inner, (ast.Import, ast.ImportFrom)):
+            raise reject(inner.lineno, "imports are not allowed in kernels")
+        if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)) and inner is not node:
+            raise reject(inner.lineno, "nested functions, lambdas and classes are not allowed in kernels")
+        if isinstance(inner, (ast.Global, ast.Nonlocal)):
+            raise reject(inner.lineno, "global/nonlocal statements are not allowed in kernels")
+        if isinstance(inner, ast.Attribute) and inner.attr.startswith("__"):
+            raise reject(inner.lineno, f"dunder attribute '{inner.attr}' is not allowed in kernels")
+        if isinstance(inner, ast.Name) and inner.id.startswith("__"):
+            raise reject(inner.lineno, f"dunder name '{inner.id}' is not allowed in kernels")
+
+
+def define(bundle: KernelBundle, import_module: Callable[[str], types.ModuleType]) -> Mapping[str, Any]:
+    """Validate the bundle, then define its functions in one namespace with restricted builtins.
+
+    Returns the namespace; `namespace[bundle.entry]` is the kernel (a pyasc JITFunction).
+    `import_module` resolves the bundle's module aliases (importlib.import_module on a worker).
+    """
+    validate(bundle)
+    safe_builtins = {name: getattr(builtins, name) for name in KERNEL_BUILTINS}
+    namespace: Dict[str, Any] = {"__builtins__": safe_builtins, "__name__": "ascrun_bundle"}
+    for alias, module in bundle.modules:
+        namespace[alias] = import_module(module)
+    for name, literal in bundle.constants:
+        namespace[name] = ast.literal_eval(literal)
+    for fn in bundle.functions:
+        # pyasc reads kernel sources with inspect.getsource: register each function under a
+        # name of its own, padded so that line numbers match the author's file.
+        filename = f"<ascrun:{bundle.digest[:12]}:{fn.name}:{fn.filename}>"
+        text = "\n" * (fn.lineno - 1) + fn.source
+        if not text.endswith("\n"):
+            text += "\n"
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        code = compile(text, filename, "exec", dont_inherit=True)
+        exec(code, namespace)  # noqa: S102 - validated above: one decorated def, nothing else
+    return namespace

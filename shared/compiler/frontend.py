@@ -1,0 +1,247 @@
+"""Frontend: bundle + argument specs -> ASC-IR, Ascend C source, kernel arguments, IR hash.
+
+This is pyasc's own front half (codegen, pass pipeline, Ascend C translation), run without
+CANN: nothing here needs bisheng or a device.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib
+import inspect
+import json
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any, Dict, List, Sequence, Tuple
+
+from .bundle import KernelBundle, define
+from .errors import BundleRejected, CompileError
+
+SCALAR_TYPES = ("int", "float", "bool")
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """What the frontend needs to know of one launch argument.
+
+    kind "tensor": `dtype` is a numpy dtype name. kind "scalar": `dtype` is int/float/bool (a
+    Python scalar) or a numpy scalar dtype name, `value` its value (it specializes the kernel
+    only for ConstExpr parameters).
+    """
+    kind: str
+    dtype: str
+    value: Any = None
+
+    def to_json(self) -> Dict[str, Any]:
+        data = {"kind": self.kind, "dtype": self.dtype}
+        if self.kind == "scalar":
+            data["value"] = self.value
+        return data
+
+
+@dataclass(frozen=True)
+class FrontendResult:
+    """pyasc's output for one specialization of a kernel.
+
+    `params` are the kernel's runtime (non-ConstExpr) parameters in order, each
+    {"name", "kind": "tensor"|"scalar", "dtype"}; `kernel_args` is pyasc's list of the
+    generated function's arguments ("explicit" for each runtime parameter, then extras such
+    as "ffts_addr").
+    """
+    kernel_name: str
+    ir: str
+    source: str
+    ir_hash: str
+    params: Tuple[Dict[str, str], ...]
+    kernel_args: Tuple[str, ...]
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"kernel_name": self.kernel_name, "ir": self.ir, "source": self.source, "ir_hash": self.ir_hash,
+                "params": list(self.params), "kernel_args": list(self.kernel_args)}
+
+    @classmethod
+    def from_json(cls, data: Dict[str, Any]) -> "FrontendResult":
+        return cls(data["kernel_name"], data["ir"], data["source"], data["ir_hash"],
+                   tuple(data["params"]), tuple(data["kernel_args"]))
+
+
+def constexpr_params(bundle: KernelBundle) -> List[str]:
+    """Names of the entry's ConstExpr parameters, read from its annotations (no execution)."""
+    entry = next(f for f in bundle.functions if f.name == bundle.entry)
+    node = ast.parse(entry.source).body[0]
+    names = []
+    for arg in node.args.args:
+        ann = arg.annotation
+        if isinstance(ann, ast.Subscript):
+            ann = ann.value
+        if (isinstance(ann, ast.Name) and ann.id == "ConstExpr") or (
+                isinstance(ann, ast.Attribute) and ann.attr == "ConstExpr"):
+            names.append(arg.arg)
+    return names
+
+
+def param_names(bundle: KernelBundle) -> List[str]:
+    entry = next(f for f in bundle.functions if f.name == bundle.entry)
+    return [a.arg for a in ast.parse(entry.source).body[0].args.args]
+
+
+def specialization(bundle: KernelBundle, args: Sequence[ArgSpec]) -> Dict[str, Any]:
+    """The part of a launch that selects the compiled kernel: dtypes, scalar types, ConstExpr values."""
+    names = param_names(bundle)
+    if len(args) != len(names):
+        raise CompileError(f"kernel '{bundle.entry}' takes {len(names)} arguments ({', '.join(names)}), "
+                           f"got {len(args)}")
+    constexprs = set(constexpr_params(bundle))
+    spec = {}
+    for name, arg in zip(names, args):
+        entry = {"kind": arg.kind, "dtype": arg.dtype}
+        if name in constexprs:
+            if arg.kind != "scalar":
+                raise CompileError(f"argument '{name}' of '{bundle.entry}' is a ConstExpr: pass a Python scalar, "
+                                   f"not a tensor")
+            entry["value"] = arg.value
+        spec[name] = entry
+    return spec
+
+
+def memo_key(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any]) -> str:
+    """Cache key of a frontend run: same bundle, specialization, options and pyasc -> same result."""
+    from importlib.metadata import version
+    payload = {"bundle": bundle.digest, "spec": specialization(bundle, args), "options": options,
+               "pyasc": version("pyasc")}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# IR hash
+
+_LOC_DEF = re.compile(r"^#loc\d*\s*=.*$", re.MULTILINE)
+
+
+def strip_locations(ir_text: str) -> str:
+    """ASC-IR without debug locations: `loc(...)` annotations and `#locN = ...` definitions."""
+    text = _LOC_DEF.sub("", ir_text)
+    out: List[str] = []
+    i = 0
+    while True:
+        j = text.find(" loc(", i)
+        if j < 0:
+            out.append(text[i:])
+            break
+        out.append(text[i:j])
+        depth, k, quoted = 0, j + 4, False
+        while k < len(text):
+            c = text[k]
+            if quoted:
+                if c == "\\":
+                    k += 1
+                elif c == '"':
+                    quoted = False
+            elif c == '"':
+                quoted = True
+            elif c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            k += 1
+        i = k + 1
+    return "\n".join(line.rstrip() for line in "".join(out).splitlines() if line.strip())
+
+
+def ir_hash(ir_text: str) -> str:
+    return hashlib.sha256(strip_locations(ir_text).encode()).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# Running pyasc
+
+# pyasc keeps its IR builder in module-level state: one codegen at a time per process.
+_PYASC_LOCK = threading.Lock()
+
+
+def _mock_arg(asc_jit, dtype_cls, arg: ArgSpec) -> Any:
+    if arg.kind == "tensor":
+        return asc_jit.MockTensor(dtype_cls(arg.dtype))
+    if arg.dtype in SCALAR_TYPES:
+        return {"int": int, "float": float, "bool": bool}[arg.dtype](arg.value)
+    import numpy as np
+    return np.dtype(arg.dtype).type(arg.value)
+
+
+def _compile_error(exc: BaseException, bundle: KernelBundle, fn_name: str | None) -> CompileError:
+    """pyasc's message, plus where in the author's file it points."""
+    message = str(exc) or exc.__class__.__name__
+    node = getattr(exc, "node", None)
+    location = ""
+    if node is not None and hasattr(node, "lineno"):
+        fn = next((f for f in bundle.functions if f.name == fn_name), None)
+        src_lines = getattr(exc, "src", None)
+        if fn is None and src_lines:
+            # Errors in a callee carry the callee's own source: find which function it is.
+            first = next((ln for ln in src_lines if ln.strip().startswith("def ")), "")
+            fn = next((f for f in bundle.functions if f"def {f.name}(" in first), None)
+        if fn is not None:
+            # pyasc numbers lines from the `def` line (decorators excluded).
+            def_offset = next(i for i, ln in enumerate(fn.source.splitlines()) if ln.lstrip().startswith("def "))
+            location = f"in kernel '{fn.name}' at {fn.filename}:{fn.lineno + def_offset + node.lineno - 1}: "
+    return CompileError(f"pyasc could not compile the kernel: {location}{message}")
+
+
+def run(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any] | None = None) -> FrontendResult:
+    """Run pyasc's codegen, pass pipeline and translation for one specialization."""
+    import asc.runtime.jit as asc_jit
+    from asc._C import ir as asc_ir
+    from asc.codegen.function_visitor import CodegenOptions
+    from asc.codegen.specialization import Specialization
+    from asc.common.compat import get_annotations, merge_dict
+    from asc.language.core.dtype import DataType
+    from asc.runtime.compiler import CompileOptions, Compiler
+
+    namespace = define(bundle, importlib.import_module)
+    kernel = namespace[bundle.entry]
+    if not isinstance(kernel, asc_jit.JITFunction):
+        raise BundleRejected(f"'{bundle.entry}' is not an @asc.jit function")
+    spec_args = specialization(bundle, args)  # checks the argument count
+    try:
+        values = [_mock_arg(asc_jit, DataType, a) for a in args]
+    except (TypeError, ValueError) as e:
+        raise CompileError(f"unsupported argument type for '{bundle.entry}': {e}") from None
+    try:
+        kwargs = merge_dict(kernel.default_options, dict(options or {}))
+        codegen_options = kernel.extract_kwargs(CodegenOptions, kwargs)
+        compile_options = kernel.extract_kwargs(CompileOptions, kwargs)
+        if kwargs:
+            raise CompileError(f"unknown compile options: {', '.join(sorted(kwargs))}")
+        call_args = inspect.signature(kernel.fn).bind(*values).arguments
+        runtime_args, constexprs = kernel.split_args(call_args, get_annotations(kernel.fn))
+        arg_types = {name: kernel.get_arg_type(v) for name, v in runtime_args.items()}
+    except CompileError:
+        raise
+    except Exception as e:  # pyasc's own argument checks (ConstExpr types, dtypes)
+        raise _compile_error(e, bundle, bundle.entry) from None
+
+    with _PYASC_LOCK:
+        try:
+            module = kernel._run_codegen(Specialization(arg_types, constexprs), codegen_options)
+        except Exception as e:
+            raise _compile_error(e, bundle, None) from None
+        try:
+            # pyasc's Compiler without its constructor, which looks for bisheng and a SoC that
+            # the pass pipeline and the translation do not need.
+            passes = object.__new__(Compiler)
+            passes.options = compile_options
+            passes.run_passes(module)
+            ir_text = str(module)
+            source = Compiler.run_translation(module)
+            kernel_args = tuple(re.sub(r"(?<!^)(?=[A-Z])", "_", a.name).lower()
+                                for a in asc_ir.get_kernel_arg_attrs(module))
+        except Exception as e:
+            raise CompileError(f"pyasc's pass pipeline failed for '{bundle.entry}': {e}") from None
+
+    params = tuple({"name": name, "kind": spec_args[name]["kind"], "dtype": spec_args[name]["dtype"]}
+                   for name in runtime_args)
+    return FrontendResult(kernel_name=kernel.fn.__name__, ir=ir_text, source=source, ir_hash=ir_hash(ir_text),
+                          params=params, kernel_args=kernel_args)

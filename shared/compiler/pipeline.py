@@ -1,0 +1,94 @@
+"""The stages chained: bundle -> Frontend -> Toolchain -> Runner, with their caches.
+
+run_local and the service's worker both call these two functions; only the caches differ
+(on disk for run_local, Redis for workers).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, Sequence
+
+from . import frontend
+from .bundle import KernelBundle
+from .cache import Cache
+from .errors import KernelError
+from .frontend import ArgSpec, FrontendResult
+from .runner import CpuRunner, RunResult
+from .toolchain import CpuToolchain
+
+TARGETS = ("cpu", "sim", "npu")
+
+
+@dataclass
+class Build:
+    """A compiled kernel, with how long each stage took and whether its cache served it."""
+    frontend: FrontendResult
+    artifact: bytes
+    timings: Dict[str, float] = field(default_factory=dict)
+    cache: Dict[str, str] = field(default_factory=dict)
+
+
+class Target:
+    """A target's toolchain and runner. Only `cpu` exists without CANN."""
+
+    def __init__(self, name: str):
+        if name not in TARGETS:
+            raise KernelError(f"unknown target '{name}': choose one of {', '.join(TARGETS)}", kind="bad_request")
+        if name != "cpu":
+            raise KernelError(f"target '{name}' needs CANN and bisheng, which this host lacks: use target 'cpu'",
+                              kind="unavailable")
+        self.name = name
+        self.toolchain = CpuToolchain()
+        self.runner = CpuRunner()
+
+
+@functools.lru_cache(maxsize=None)
+def get_target(name: str) -> Target:
+    """One Target per name and process, so loaded artifacts are reused."""
+    return Target(name)
+
+
+def artifact_key(toolchain_id: str, ir_hash: str) -> str:
+    return f"artifact-{toolchain_id[:32]}-{ir_hash}"
+
+
+def build(bundle: KernelBundle, args: Sequence[ArgSpec], target: Target, frontend_cache: Cache,
+          artifact_cache: Cache, options: Dict[str, Any] | None = None) -> Build:
+    """Frontend and toolchain, each skipped when its cache has the result."""
+    options = dict(options or {})
+    timings: Dict[str, float] = {}
+    cache: Dict[str, str] = {}
+
+    start = time.perf_counter()
+    memo = "frontend-" + frontend.memo_key(bundle, args, options)
+    cached = frontend_cache.get(memo)
+    if cached is not None:
+        result = FrontendResult.from_json(json.loads(cached))
+        cache["frontend"] = "hit"
+    else:
+        result = frontend.run(bundle, args, options)
+        frontend_cache.put(memo, json.dumps(result.to_json()).encode())
+        cache["frontend"] = "miss"
+    timings["frontend"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    key = artifact_key(target.toolchain.id, result.ir_hash)
+    artifact = artifact_cache.get(key)
+    if artifact is not None:
+        cache["build"] = "hit"
+    else:
+        artifact = target.toolchain.build(result.source, result.kernel_name)
+        artifact_cache.put(key, artifact)
+        cache["build"] = "miss"
+    timings["build"] = time.perf_counter() - start
+    return Build(result, artifact, timings, cache)
+
+
+def run(built: Build, target: Target, core_num: int, arguments: Dict[str, Any]) -> RunResult:
+    """Launch a build; `arguments` maps every kernel parameter name to its value (tensors as
+    C-contiguous ndarrays). ConstExpr values were compiled in, so only runtime ones are passed."""
+    values = [arguments[p["name"]] for p in built.frontend.params]
+    return target.runner.run(built.artifact, core_num, built.frontend.params, built.frontend.kernel_args, values)

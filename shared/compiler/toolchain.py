@@ -1,0 +1,79 @@
+"""Toolchain: Ascend C source -> Artifact (a binary the target's Runner can load).
+
+The cpu toolchain compiles pyasc's Ascend C, unchanged, with the system C++ compiler against
+ascrun's own implementation of the Ascend C API (cpu_runtime/kernel_operator.h).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from functools import cached_property
+from pathlib import Path
+
+from .errors import BuildError
+
+RUNTIME_DIR = Path(__file__).with_name("cpu_runtime")
+BUILD_TIMEOUT_S = 300
+# -fno-strict-aliasing: the runtime views the Unified Buffer's bytes as tensors of any dtype.
+CPU_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-fno-strict-aliasing", "-pthread")
+MAX_DIAGNOSTIC_LINES = 40
+
+
+def runtime_digest() -> str:
+    """sha256 over every runtime header, so a runtime change never reuses an old binary."""
+    h = hashlib.sha256()
+    for path in sorted(RUNTIME_DIR.rglob("*.h")):
+        h.update(str(path.relative_to(RUNTIME_DIR)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+class CpuToolchain:
+    """Builds a shared library exporting the kernel plus the launch ABI of cpu_runtime/ascrun/launch.h."""
+    target = "cpu"
+
+    def __init__(self, cxx: str | None = None):
+        name = cxx or os.environ.get("CXX") or "c++"
+        path = shutil.which(name)
+        if path is None:
+            raise BuildError(f"C++ compiler '{name}' not found: install g++ or clang++, or set CXX")
+        self.cxx = path
+
+    @cached_property
+    def compiler_version(self) -> str:
+        out = subprocess.run([self.cxx, "--version"], capture_output=True, text=True, timeout=60)
+        return out.stdout.splitlines()[0] if out.stdout else self.cxx
+
+    @cached_property
+    def id(self) -> str:
+        """Target + compiler version + runtime headers + flags: the artifact cache's namespace."""
+        parts = [self.target, self.compiler_version, runtime_digest(), " ".join(CPU_FLAGS)]
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+    def build(self, source: str, kernel_name: str) -> bytes:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", kernel_name):
+            raise BuildError(f"kernel name {kernel_name!r} is not a C identifier")
+        with tempfile.TemporaryDirectory(prefix="ascrun_build_") as tmp:
+            src = Path(tmp) / "kernel.cpp"
+            out = Path(tmp) / "kernel.so"
+            src.write_text(f"{source}\nASCRUN_EXPORT_KERNEL({kernel_name})\n")
+            cmd = [self.cxx, *CPU_FLAGS, "-I", str(RUNTIME_DIR), "-o", str(out), str(src)]
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, cwd=tmp)
+            except subprocess.TimeoutExpired:
+                raise BuildError(f"the C++ build of '{kernel_name}' took longer than {BUILD_TIMEOUT_S} s") from None
+            if proc.returncode != 0:
+                raise BuildError(f"the C++ build of '{kernel_name}' failed (the generated Ascend C uses something "
+                                 f"the cpu runtime lacks, or is invalid):\n{_diagnostics(proc.stderr, tmp)}")
+            return out.read_bytes()
+
+
+def _diagnostics(stderr: str, tmp: str) -> str:
+    lines = [ln.replace(tmp + "/", "") for ln in stderr.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if "error" in ln] or lines
+    shown = errors[:MAX_DIAGNOSTIC_LINES]
+    more = len(errors) - len(shown)
+    return "\n".join(shown) + (f"\n... {more} more" if more > 0 else "")

@@ -1,0 +1,79 @@
+"""Frontend: pyasc's real codegen, passes and translation; the IR hash; compile errors."""
+import pytest
+
+from ascrun.compiler import bundle, frontend
+from ascrun.compiler.errors import CompileError
+from ascrun.compiler.frontend import ArgSpec
+from conftest import ROOT, load_module
+
+FRAMEWORK_ARGS = [ArgSpec("tensor", "float32")] * 3 + [ArgSpec("scalar", "int", 2048), ArgSpec("scalar", "int", 128)]
+
+
+def _compile_copy(tmp_path, name, edit=lambda text: text):
+    """Compile a copy of examples/add_framework.py, edited."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(edit((ROOT / "examples" / "add_framework.py").read_text()))
+    kernel = load_module(path, name).vadd_framework_kernel
+    return frontend.run(bundle.collect(kernel), FRAMEWORK_ARGS)
+
+
+def test_frontend_emits_ascend_c_and_argument_kinds(framework_example):
+    result = frontend.run(bundle.collect(framework_example.vadd_framework_kernel), FRAMEWORK_ARGS)
+    assert result.kernel_name == "vadd_framework_kernel"
+    assert '#include "kernel_operator.h"' in result.source
+    assert "AscendC::TQue<AscendC::TPosition::VECIN, 2>" in result.source
+    assert "AscendC::Add(" in result.source
+    assert "ascendc.add_l2" in result.ir  # ASC-IR after pyasc's passes
+    assert result.kernel_args == ("explicit",) * 4 + ("ffts_addr",)
+    assert [p["name"] for p in result.params] == ["x", "y", "z", "block_length"]  # tile_length is ConstExpr
+    assert len(result.ir_hash) == 64
+
+
+def test_ir_hash_ignores_comments_and_moves_but_not_edits(tmp_path):
+    base = _compile_copy(tmp_path, "base")
+    commented = _compile_copy(tmp_path, "commented", lambda t: t.replace(
+        "    z_local = out_queue_z.alloc_tensor(z_gm.dtype)\n",
+        "    # a comment\n\n    z_local = out_queue_z.alloc_tensor(z_gm.dtype)  # another\n"))
+    moved = _compile_copy(tmp_path, "moved", lambda t: t.replace("TILE_NUM = 8\n", "TILE_NUM = 8\n" + "\n" * 40))
+    edited = _compile_copy(tmp_path, "edited", lambda t: t.replace("asc.add(z_local", "asc.sub(z_local"))
+    assert commented.ir != base.ir  # the locations did move ...
+    assert commented.ir_hash == base.ir_hash  # ... but the hash ignores them
+    assert moved.ir_hash == base.ir_hash
+    assert edited.ir_hash != base.ir_hash
+    assert "AscendC::Sub(" in edited.source
+
+
+def test_constexpr_values_specialize(framework_example):
+    b = bundle.collect(framework_example.vadd_framework_kernel)
+    other = FRAMEWORK_ARGS[:4] + [ArgSpec("scalar", "int", 64)]
+    assert frontend.memo_key(b, FRAMEWORK_ARGS, {}) != frontend.memo_key(b, other, {})
+    runtime_changed = FRAMEWORK_ARGS[:3] + [ArgSpec("scalar", "int", 4096), FRAMEWORK_ARGS[4]]
+    assert frontend.memo_key(b, FRAMEWORK_ARGS, {}) == frontend.memo_key(b, runtime_changed, {})
+    assert frontend.run(b, FRAMEWORK_ARGS).ir_hash != frontend.run(b, other).ir_hash
+
+
+def test_pyasc_error_reaches_user_with_kernel_line(tmp_path):
+    path = tmp_path / "bad_call.py"
+    path.write_text("import asc\n\n\n@asc.jit\ndef k(x: asc.GlobalAddress, n: asc.ConstExpr[int]):\n"
+                    "    xl = asc.LocalTensor(x.dtype, asc.TPosition.VECIN, 0, n)\n"
+                    "    asc.exp(xl, xl, 3.5, 7)\n")
+    b = bundle.collect(load_module(path).k)
+    with pytest.raises(CompileError) as e:
+        frontend.run(b, [ArgSpec("tensor", "float32"), ArgSpec("scalar", "int", 64)])
+    msg = str(e.value)
+    assert e.value.kind == "compile_error"
+    assert f"in kernel 'k' at {path}:7" in msg
+    assert "No viable candidates were found to dispatch exp()" in msg  # pyasc's own message
+
+
+def test_wrong_argument_count_is_a_compile_error(framework_example):
+    b = bundle.collect(framework_example.vadd_framework_kernel)
+    with pytest.raises(CompileError, match=r"takes 5 arguments \(x, y, z, block_length, tile_length\), got 2"):
+        frontend.run(b, FRAMEWORK_ARGS[:2])
+
+
+def test_strip_locations():
+    text = ('%0 = arith.constant 1 : i32 loc(#loc3)\n'
+            'func.func @k(%arg0: i32 loc("x"(#loc1))) {\n} loc(fused["a.py":1:2, "b(c)":3:4])\n'
+            '#loc3 = loc("/a/b.py":13:13)\n')
+    assert frontend.strip_locations(text) == '%0 = arith.constant 1 : i32\nfunc.func @k(%arg0: i32) {\n}'
