@@ -31,4 +31,4 @@ def run_local(kernel: Any, core_num: int, *args: Any, target: str = "cpu") -> La
         outputs[name] = host.values[name]
     timings = dict(built.timings, run=ran.seconds, total=time.perf_counter() - start)
     return LaunchResult(outputs=outputs, timings=timings, cache=dict(built.cache), ir_hash=built.frontend.ir_hash,
-                        source=built.frontend.source)
+                        _source=built.frontend.source)

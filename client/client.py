@@ -1,0 +1,153 @@
+"""Client: launch kernels on an ascrun service. Thin: httpx + numpy, no pyasc needed.
+
+    with ascrun.Client() as client:               # ASCRUN_URL, else http://127.0.0.1:8000
+        result = client.launch(kernel, 8, x, y, z, n)
+    ascrun.remote(kernel)[8](x, y, z, n)          # pyasc's launch syntax
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import time
+from typing import Any, Dict, List, Optional
+
+import httpx
+import numpy as np
+
+from .args import HostArgs, prepare
+from .compiler.bundle import collect
+from .compiler.errors import KernelError
+from .compiler.frontend import param_names
+from .result import LaunchResult
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+TERMINAL = ("finished", "failed", "timed_out")
+POLL_S = 25  # one long-poll request; below the server's cap and common proxy idle timeouts
+WAIT_MARGIN_S = 60  # beyond the job's own timeout, for queueing
+
+
+class Client:
+    def __init__(self, url: Optional[str] = None, token: Optional[str] = None, timeout: float = 60.0):
+        self.url = (url or os.environ.get("ASCRUN_URL") or DEFAULT_URL).rstrip("/")
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._http = httpx.Client(base_url=self.url, headers=headers,
+                                  timeout=httpx.Timeout(timeout, connect=10.0))
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    # -- HTTP, with every failure turned into one clear KernelError ---------------------------
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        try:
+            response = self._http.request(method, path, **kwargs)
+        except httpx.TimeoutException:
+            raise KernelError(f"the ascrun service at {self.url} did not answer {method} {path} in time",
+                              kind="timeout") from None
+        except httpx.TransportError as e:
+            raise KernelError(f"cannot reach the ascrun service at {self.url}: {e.__class__.__name__}: {e}",
+                              kind="unavailable") from None
+        if response.is_success:
+            return response
+        try:
+            error = response.json()["error"]
+            kind, message = error["kind"], error["message"]
+        except (ValueError, KeyError, TypeError):
+            kind = "unavailable" if response.status_code >= 500 else "bad_request"
+            message = f"{method} {path} answered {response.status_code}: {response.text[:200]}"
+        raise KernelError(message, kind=kind)
+
+    # -- the launch ----------------------------------------------------------------------------
+
+    def _upload(self, host: HostArgs) -> List[Dict[str, Any]]:
+        """Argument JSON for the job; uploads only the blobs the server lacks."""
+        args, blobs = [], {}
+        for spec, name in zip(host.specs, host.values):
+            value = host.values[name]
+            if spec.kind == "tensor":
+                data = value.tobytes()
+                digest = hashlib.sha256(data).hexdigest()
+                blobs[digest] = data
+                args.append({"kind": "tensor", "blob": digest, "dtype": spec.dtype, "shape": list(value.shape)})
+            else:
+                args.append({"kind": "scalar", "dtype": spec.dtype, "value": spec.value})
+        if blobs:
+            missing = self._request("POST", "/v1/blobs/missing", json={"digests": list(blobs)}).json()["missing"]
+            for digest in missing:
+                self._request("PUT", f"/v1/blobs/{digest}", content=blobs[digest],
+                              headers={"Content-Type": "application/octet-stream"})
+        return args
+
+    def wait(self, job_id: str, timeout: float) -> Dict[str, Any]:
+        """Long-poll until the job ends (no busy polling); KernelError kind timeout after `timeout` s."""
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            wait = max(0.0, min(POLL_S, remaining))
+            record = self._request("GET", f"/v1/jobs/{job_id}", params={"wait": f"{wait:.3f}"},
+                                   timeout=wait + 30).json()
+            if record["status"] in TERMINAL:
+                return record
+            if remaining <= 0:
+                raise KernelError(f"job {job_id} did not end within {timeout:g} s (status {record['status']})",
+                                  kind="timeout")
+
+    def source(self, job_id: str) -> str:
+        return self._request("GET", f"/v1/jobs/{job_id}/source").text
+
+    def launch(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
+               timeout: Optional[float] = None) -> LaunchResult:
+        """Run `kernel` remotely; the tensors it writes are copied back into the caller's arrays."""
+        start = time.perf_counter()
+        bundle = collect(kernel)
+        host = prepare(param_names(bundle), args)
+        arg_json = self._upload(host)
+        upload_s = time.perf_counter() - start
+        body = {"bundle": bundle.to_json(), "core_num": core_num, "target": target, "args": arg_json}
+        if timeout is not None:
+            body["timeout"] = timeout
+        job = self._request("POST", "/v1/jobs", json=body).json()
+        record = self.wait(job["id"], (timeout or 600) + WAIT_MARGIN_S)
+        if record["status"] != "finished":
+            error = record.get("error") or {"kind": "runtime_error", "message": "job failed"}
+            raise KernelError(error["message"], kind=error["kind"])
+        download_start = time.perf_counter()
+        outputs = {}
+        for name, ref in record["outputs"].items():
+            data = self._request("GET", f"/v1/blobs/{ref['blob']}").content
+            array = np.frombuffer(data, dtype=ref["dtype"]).reshape(ref["shape"])
+            host.write_back(name, array)
+            outputs[name] = array
+        timings = {k: v for k, v in record["timings"].items() if k != "total"}
+        timings.update(upload=upload_s, download=time.perf_counter() - download_start,
+                       total=time.perf_counter() - start)
+        return LaunchResult(outputs=outputs, timings=timings, cache=record["cache"], ir_hash=record["ir_hash"],
+                            job_id=job["id"], _fetch_source=functools.partial(self.source, job["id"]))
+
+
+class RemoteKernel:
+    """`remote(kernel)[core_num](*args)` or `[core_num, stream]`: pyasc's launch syntax, run remotely."""
+
+    def __init__(self, kernel: Any, client: Optional[Client] = None):
+        self.kernel = kernel
+        self.client = client
+
+    def __getitem__(self, launch: Any):
+        core_num = launch[0] if isinstance(launch, tuple) else launch  # a stream means nothing remotely
+        return functools.partial(self._launch, core_num)
+
+    def _launch(self, core_num: int, *args: Any) -> LaunchResult:
+        if self.client is None:
+            self.client = Client()
+        return self.client.launch(self.kernel, core_num, *args)
+
+
+def remote(kernel: Any, client: Optional[Client] = None) -> RemoteKernel:
+    return RemoteKernel(kernel, client)

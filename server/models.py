@@ -1,0 +1,103 @@
+"""The HTTP API's JSON shapes (pydantic), as the OpenAPI docs show them."""
+from __future__ import annotations
+
+from typing import Annotated, Dict, List, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..compiler.pipeline import TARGETS
+
+Digest = str  # lowercase hex sha256
+TENSOR_DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
+                 "float32", "float64")
+SCALAR_DTYPES = ("int", "float", "bool", "str") + TENSOR_DTYPES
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class BundleFunction(Strict):
+    name: str = Field(max_length=256)
+    source: str
+    filename: str = Field(max_length=4096)
+    lineno: int = Field(ge=1)
+
+
+class Bundle(Strict):
+    entry: str = Field(max_length=256)
+    functions: List[BundleFunction] = Field(min_length=1)
+    constants: Dict[str, str] = {}
+    modules: Dict[str, str] = {}
+
+
+class TensorArg(Strict):
+    kind: Literal["tensor"]
+    blob: Digest = Field(pattern=r"^[0-9a-f]{64}$")
+    dtype: Literal[TENSOR_DTYPES]  # type: ignore[valid-type]
+    shape: List[int] = Field(max_length=32)
+
+
+class ScalarArg(Strict):
+    kind: Literal["scalar"]
+    dtype: Literal[SCALAR_DTYPES]  # type: ignore[valid-type]
+    value: Union[bool, int, float, str]
+
+
+LaunchArg = Annotated[Union[TensorArg, ScalarArg], Field(discriminator="kind")]
+
+
+class JobRequest(Strict):
+    bundle: Bundle
+    core_num: int = Field(ge=1, le=65535)
+    target: Literal[TARGETS] = "cpu"  # type: ignore[valid-type]
+    args: List[LaunchArg] = Field(max_length=1024)
+    options: Dict[str, Union[bool, int, float, str, None]] = {}
+    timeout: Optional[float] = Field(default=None, gt=0)
+
+
+class ErrorInfo(BaseModel):
+    kind: str
+    message: str
+
+
+class OutputRef(BaseModel):
+    blob: Digest
+    dtype: str
+    shape: List[int]
+
+
+class JobResult(BaseModel):
+    """A job's state; outputs, timings, cache and ir_hash once finished, error once failed."""
+    id: str
+    status: Literal["queued", "started", "finished", "failed", "timed_out"]
+    target: str
+    core_num: int
+    kernel: str
+    created_at: float
+    worker: Optional[str] = None
+    started_at: Optional[float] = None
+    ended_at: Optional[float] = None
+    outputs: Dict[str, OutputRef] = {}
+    timings: Dict[str, float] = {}
+    cache: Dict[str, str] = {}
+    ir_hash: Optional[str] = None
+    error: Optional[ErrorInfo] = None
+
+
+class MissingBlobsRequest(Strict):
+    digests: List[Digest] = Field(max_length=4096)
+
+
+class MissingBlobs(BaseModel):
+    missing: List[Digest]
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    redis: str
+    workers: Dict[str, int]
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorInfo

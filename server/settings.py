@@ -1,0 +1,44 @@
+"""Service settings, read once from the environment (the operator's knobs)."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+def _int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise SystemExit(f"{name} must be an integer, got {raw!r}") from None
+
+
+@dataclass(frozen=True)
+class Settings:
+    redis_url: str = DEFAULT_REDIS_URL
+    blob_ttl_s: int = 3600
+    result_ttl_s: int = 86400
+    artifact_ttl_s: int = 7 * 86400
+    max_blob_bytes: int = 1 << 30
+    max_request_bytes: int = 16 << 20
+    job_timeout_s: int = 120
+    max_job_timeout_s: int = 600
+    max_wait_s: int = 60
+
+    @classmethod
+    def from_env(cls) -> "Settings":
+        return cls(
+            redis_url=os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL,
+            blob_ttl_s=_int("ASCRUN_BLOB_TTL", cls.blob_ttl_s),
+            result_ttl_s=_int("ASCRUN_RESULT_TTL", cls.result_ttl_s),
+            artifact_ttl_s=_int("ASCRUN_ARTIFACT_TTL", cls.artifact_ttl_s),
+            max_blob_bytes=_int("ASCRUN_MAX_BLOB_BYTES", cls.max_blob_bytes),
+            max_request_bytes=_int("ASCRUN_MAX_REQUEST_BYTES", cls.max_request_bytes),
+            job_timeout_s=_int("ASCRUN_JOB_TIMEOUT", cls.job_timeout_s),
+            max_job_timeout_s=_int("ASCRUN_MAX_JOB_TIMEOUT", cls.max_job_timeout_s),
+            max_wait_s=_int("ASCRUN_MAX_WAIT", cls.max_wait_s),
+        )

@@ -1,0 +1,139 @@
+"""run_local on the cpu target: pyasc's tutorials and the count-form instructions against numpy,
+and every runtime check provoked."""
+import numpy as np
+import pytest
+
+import ascrun
+import faulty
+import ops
+
+RNG = np.random.default_rng(2025)
+
+
+def _inputs(size, dtype):
+    if np.dtype(dtype).kind == "f":
+        return RNG.random(size).astype(dtype), RNG.random(size).astype(dtype)
+    info = np.iinfo(dtype)
+    lo, hi = max(info.min // 2, -1000), min(info.max // 2, 1000)
+    return RNG.integers(lo, hi, size).astype(dtype), RNG.integers(lo, hi, size).astype(dtype)
+
+
+@pytest.mark.parametrize("size,cores", [(8 * 2048, 8), (4096, 1), (8192, 2), (65536, 16), (12 * 1024, 3)])
+def test_tutorial_add(add_example, size, cores):
+    x, y = _inputs(size, np.float32)
+    z = np.zeros_like(x)
+    result = ascrun.run_local(add_example.vadd_kernel, cores, x, y, z, size // cores)
+    np.testing.assert_allclose(z, x + y)
+    assert set(result.outputs) == {"z"} and result.outputs["z"] is z
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.int32, np.int16])
+def test_tutorial_add_other_dtypes(add_example, dtype):
+    size, cores = 8 * 4096, 8
+    x, y = _inputs(size, dtype)
+    z = np.zeros_like(x)
+    ascrun.run_local(add_example.vadd_kernel, cores, x, y, z, size // cores)
+    np.testing.assert_array_equal(z, x + y)  # one correctly rounded add per element
+
+
+@pytest.mark.parametrize("size,cores", [(8 * 2048, 8), (4096, 2), (32768, 4)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
+def test_tutorial_add_framework(framework_example, size, cores, dtype):
+    x, y = _inputs(size, dtype)
+    z = np.zeros_like(x)
+    block = size // cores
+    result = ascrun.run_local(framework_example.vadd_framework_kernel, cores, x, y, z, block, block // 16)
+    np.testing.assert_array_equal(z, x + y)
+    assert set(result.outputs) == {"z"}
+
+
+def test_result_reports_stages_and_cache(framework_example):
+    x, y = _inputs(4096, np.float32)
+    runs = []
+    for _ in range(2):
+        z = np.zeros_like(x)
+        runs.append(ascrun.run_local(framework_example.vadd_framework_kernel, 4, x, y, z, 1024, 64))
+    first, second = runs
+    assert set(first.timings) == {"frontend", "build", "run", "total"}
+    assert all(v >= 0 for v in first.timings.values())
+    assert second.cache == {"frontend": "hit", "build": "hit"}
+    assert first.ir_hash == second.ir_hash and "AscendC::Add(" in second.source
+    np.testing.assert_allclose(second.outputs["z"], x + y)
+
+
+NUMPY_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum,
+                "min": np.minimum}
+
+
+@pytest.mark.parametrize("op", sorted(NUMPY_BINARY))
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_binary_count_form(op, dtype):
+    n, cores = 256, 4
+    x, y = _inputs(n * cores, dtype)
+    y = y + dtype(0.5)  # keep div away from zero
+    z = np.zeros_like(x)
+    ascrun.run_local(ops.binary_kernel, cores, x, y, z, n, op)
+    expected = NUMPY_BINARY[op](x, y)
+    assert expected.dtype == dtype
+    np.testing.assert_array_equal(z, expected)
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "max", "min"])
+@pytest.mark.parametrize("dtype", [np.int16, np.int32])
+def test_binary_count_form_integers(op, dtype):
+    n, cores = 256, 2
+    x, y = _inputs(n * cores, dtype)
+    z = np.zeros_like(x)
+    ascrun.run_local(ops.binary_kernel, cores, x, y, z, n, op)
+    np.testing.assert_array_equal(z, NUMPY_BINARY[op](x, y))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_adds_muls_and_block_num(dtype):
+    n, cores = 256, 3
+    x, _ = _inputs(n * cores, dtype)
+    z = np.zeros_like(x)
+    ascrun.run_local(ops.scalar_kernel, cores, x, z, n, 2, 3)
+    expected = ((x + dtype(2)) * dtype(3)) * dtype(cores)  # rounded after each instruction, like the hardware
+    np.testing.assert_array_equal(z, expected)
+
+
+# --- runtime checks: each provoked, each message asserted -------------------------------------
+
+def _fails(kernel, cores, *args):
+    with pytest.raises(ascrun.KernelError) as e:
+        ascrun.run_local(kernel, cores, *args)
+    assert e.value.kind == "runtime_error"
+    return str(e.value)
+
+
+def test_local_tensor_outside_unified_buffer():
+    msg = _fails(faulty.ub_overflow_kernel, 1, np.zeros(4096, np.float32), 4096)
+    assert "block 0" in msg and "LocalTensor" in msg and "Unified Buffer" in msg
+    assert "0x2d000" in msg  # the tensor starts at 180 KiB
+
+
+def test_gm_access_outside_its_tensor_argument():
+    x = np.ones(1024, np.float32)
+    z = np.zeros(1024, np.float32)
+    msg = _fails(faulty.gm_overrun_kernel, 5, x, z, 256)  # block 4 starts past the end
+    assert "DataCopy" in msg and "tensor argument 'x'" in msg and "[1024, 1280)" in msg
+    assert "1024 elements" in msg
+
+
+def test_deque_on_empty_queue():
+    msg = _fails(faulty.deque_empty_kernel, 1, np.zeros(256, np.float32), 256)
+    assert "DeQue" in msg and "empty" in msg
+
+
+def test_more_alloc_tensor_than_buffers():
+    msg = _fails(faulty.alloc_twice_kernel, 2, np.zeros(256, np.float32), 256)
+    assert "AllocTensor" in msg and "1 buffer" in msg
+
+
+def test_process_survives_faults_and_runs_the_next_kernel(add_example):
+    _fails(faulty.ub_overflow_kernel, 1, np.zeros(4096, np.float32), 4096)
+    x, y = _inputs(4096, np.float32)
+    z = np.zeros_like(x)
+    ascrun.run_local(add_example.vadd_kernel, 2, x, y, z, 2048)
+    np.testing.assert_allclose(z, x + y)

@@ -1,0 +1,53 @@
+"""Packaging: the package-dir mapping works editable and as a wheel; bare ascrun needs only httpx + numpy."""
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from conftest import ROOT
+
+PACKAGES = {"ascrun": "client", "ascrun.compiler": "shared/compiler", "ascrun.server": "server",
+            "ascrun.server.workers": "server/workers"}
+
+
+def test_editable_install_maps_every_package_to_its_folder():
+    import importlib
+    for package, folder in PACKAGES.items():
+        module = importlib.import_module(package)
+        assert module.__file__ == str(ROOT / folder / "__init__.py"), package
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(ROOT)],
+                   check=True, capture_output=True)
+    return next(out.glob("ascrun-*.whl"))
+
+
+def test_wheel_ships_packages_and_runtime_headers(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for package in PACKAGES:
+        assert package.replace(".", "/") + "/__init__.py" in names
+    assert "ascrun/compiler/cpu_runtime/kernel_operator.h" in names
+
+
+def test_bare_wheel_imports_without_pyasc_or_fastapi(wheel, tmp_path):
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", str(wheel)], capture_output=True,
+                             text=True)
+    assert install.returncode == 0, install.stderr
+    check = ("import importlib.util, sys\n"
+             "import ascrun, ascrun.compiler.bundle, ascrun.server, ascrun.server.workers\n"
+             "assert importlib.util.find_spec('asc') is None and importlib.util.find_spec('fastapi') is None\n"
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('asc', 'fastapi', 'rq', 'redis')))\n"
+             "print(ascrun.run_local.__name__, ascrun.KernelError.__mro__[1].__name__)\n")
+    out = subprocess.run([str(python), "-c", check], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["[]", "run_local AscrunError"]
+    deps = subprocess.run([str(python), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True)
+    installed = {line.split("==")[0].lower() for line in deps.stdout.split()}
+    assert {"httpx", "numpy", "ascrun"} <= installed and "pyasc" not in installed

@@ -1,0 +1,63 @@
+"""`ascrun up`: the embedded stack starts, serves a launch, and leaves nothing behind after SIGTERM."""
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import ascrun
+
+
+def _descendants(pid: int) -> set:
+    children = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_up_serves_a_launch_and_stops_cleanly(add_example):
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}  # the embedded redis-server
+    up = subprocess.Popen([sys.executable, "-m", "ascrun.cli", "up", "--port", "0", "--workers", "1"], env=env,
+                          stdout=subprocess.PIPE, text=True)
+    try:
+        line = up.stdout.readline()
+        match = re.search(r"ascrun is up at (http://\S+) \(redis (\S+), 1 cpu worker\(s\), open mode", line)
+        assert match, line
+        x = np.arange(4096, dtype=np.float32)
+        z = np.zeros_like(x)
+        with ascrun.Client(match.group(1)) as client:
+            client.launch(add_example.vadd_kernel, 2, x, x, z, 2048)
+        np.testing.assert_array_equal(z, x + x)
+        processes = _descendants(up.pid)
+        assert len(processes) >= 3  # redis-server, API server, worker
+        up.send_signal(signal.SIGTERM)
+        assert up.wait(30) == 0
+        deadline = time.monotonic() + 10
+        while any(_alive(p) for p in processes) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [p for p in processes if _alive(p)]
+    finally:
+        if up.poll() is None:
+            up.kill()
+            up.wait()
