@@ -60,7 +60,7 @@ def prepare(names: Sequence[str], args: Sequence[Any]) -> HostArgs:
             host.specs.append(ArgSpec("tensor", array.dtype.name))
             host.values[name] = np.ascontiguousarray(array)
             host.callers[name] = value
-        elif isinstance(value, (bool, int, float)):
+        elif isinstance(value, (bool, int, float, str)):  # str: ConstExpr only
             host.specs.append(ArgSpec("scalar", type(value).__name__, value))
             host.values[name] = value
         elif isinstance(value, np.generic) and value.dtype.kind in "biuf":
@@ -68,5 +68,5 @@ def prepare(names: Sequence[str], args: Sequence[Any]) -> HostArgs:
             host.values[name] = value.item()
         else:
             raise KernelError(f"argument '{name}' is a {type(value).__name__}: pass numpy arrays, torch CPU "
-                              "tensors or Python/numpy scalars", kind="bad_request")
+                              "tensors, Python/numpy scalars or (for ConstExpr) strings", kind="bad_request")
     return host

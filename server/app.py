@@ -18,6 +18,7 @@ import redis.asyncio as aioredis
 from fastapi import FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from starlette.concurrency import run_in_threadpool
 from rq import Queue, Worker
 from rq.serializers import JSONSerializer
 
@@ -34,18 +35,19 @@ from .workers.job import JOB_FUNCTION
 DIGEST = r"^[0-9a-f]{64}$"
 # RQ's own alarm fires only after our watchdog (workers/job.py) had its chance.
 RQ_TIMEOUT_MARGIN_S = 30
-ERRORS = {400: {"model": ErrorResponse}, 404: {"model": ErrorResponse}, 413: {"model": ErrorResponse},
+ERRORS = {400: {"model": ErrorResponse}, 404: {"model": ErrorResponse}, 409: {"model": ErrorResponse},
+          413: {"model": ErrorResponse},
           422: {"model": ErrorResponse}, 503: {"model": ErrorResponse}}
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, kind: str, message: str):
+    def __init__(self, status: int, kind: str, message: str, **details):
         super().__init__(message)
-        self.status, self.kind, self.message = status, kind, message
+        self.status, self.kind, self.message, self.details = status, kind, message, details
 
 
-def _error(status: int, kind: str, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"kind": kind, "message": message}}, status_code=status)
+def _error(status: int, kind: str, message: str, **details) -> JSONResponse:
+    return JSONResponse({"error": {"kind": kind, "message": message, **details}}, status_code=status)
 
 
 def create_app(settings: Optional[Settings] = None) -> FastAPI:
@@ -65,7 +67,7 @@ def create_app(settings: Optional[Settings] = None) -> FastAPI:
 
     @app.exception_handler(ApiError)
     async def api_error(_: Request, exc: ApiError):
-        return _error(exc.status, exc.kind, exc.message)
+        return _error(exc.status, exc.kind, exc.message, **exc.details)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(_: Request, exc: RequestValidationError):
@@ -134,7 +136,14 @@ def create_app(settings: Optional[Settings] = None) -> FastAPI:
         return Response(content=data, media_type="application/octet-stream")
 
     @app.post("/v1/jobs", status_code=202, response_model=JobResult, tags=["jobs"])
-    def submit_job(body: JobRequest):
+    async def submit_job(body: JobRequest, wait: float = Query(0, ge=0, le=settings.max_wait_s, description=(
+            "seconds to wait for the job to end before answering (the answer is 202 either way)"))):
+        """Queue a launch. Tensor blobs must be uploaded first; if some are not, the answer is 409
+        with their digests in error.missing."""
+        record = await run_in_threadpool(enqueue_job, body)
+        return await wait_for_end(record["id"], wait) if wait > 0 else record
+
+    def enqueue_job(body: JobRequest) -> dict:
         try:
             bundle = KernelBundle.from_json(body.bundle.model_dump())
             validate(bundle)
@@ -168,10 +177,11 @@ def create_app(settings: Optional[Settings] = None) -> FastAPI:
             for _, arg in tensors:
                 pipe.strlen(keys.blob_key(arg.blob))
             sizes = pipe.execute()
+        missing = sorted({arg.blob for (_, arg), size in zip(tensors, sizes) if size == 0})
+        if missing:
+            raise ApiError(409, "missing_blobs", f"{len(missing)} tensor blob(s) are not on the server: upload "
+                                                 "them, then submit again", missing=missing)
         for (name, arg), size in zip(tensors, sizes):
-            if size == 0:
-                raise ApiError(400, "bad_request", f"blob of tensor '{name}' ({arg.blob[:12]}...) is not on the "
-                                                   "server: upload it first")
             expected = int(np.prod(arg.shape, dtype=np.int64)) * np.dtype(arg.dtype).itemsize
             if any(d < 0 for d in arg.shape) or expected != size:
                 raise ApiError(400, "bad_request", f"tensor '{name}': {arg.dtype}{arg.shape} needs {expected} bytes "
@@ -186,6 +196,11 @@ def create_app(settings: Optional[Settings] = None) -> FastAPI:
     @app.get("/v1/jobs/{job_id}", response_model=JobResult, tags=["jobs"])
     async def get_job(job_id: str, wait: float = Query(0, ge=0, le=settings.max_wait_s,
                                                        description="seconds to wait for a terminal state")):
+        return await wait_for_end(job_id, wait)
+
+    async def wait_for_end(job_id: str, wait: float) -> dict:
+        """The job's record once it is terminal, or as it is after `wait` seconds (no busy polling:
+        the worker publishes on the job's channel when it ends)."""
         record = await read_job(job_id)
         if wait <= 0 or record["status"] in TERMINAL:
             return record
@@ -205,11 +220,11 @@ def create_app(settings: Optional[Settings] = None) -> FastAPI:
     def job_file(job_id: str, field: str) -> str:
         if jobs.get(job_id) is None:
             raise ApiError(404, "not_found", f"no job {job_id} (unknown, or its result expired)")
-        data = sync_redis.hget(keys.files_key(job_id), field)
-        if data is None:
+        entry = jobs.frontend_entry(job_id)
+        if entry is None:
             raise ApiError(404, "not_found", f"job {job_id} has no generated {field} (it failed before codegen, "
                                                "or has not run yet)")
-        return data.decode()
+        return entry[field]
 
     @app.get("/v1/jobs/{job_id}/source", response_class=PlainTextResponse, tags=["jobs"])
     def job_source(job_id: str):

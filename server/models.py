@@ -59,6 +59,7 @@ class JobRequest(Strict):
 class ErrorInfo(BaseModel):
     kind: str
     message: str
+    missing: Optional[List[Digest]] = None  # kind "missing_blobs": the blobs to upload first
 
 
 class OutputRef(BaseModel):

@@ -5,7 +5,7 @@ Keys (all under "ascrun:"):
   job:<id>                 JSON record of a job that is queued or started
   spec:<id>                JSON launch spec (bundle, args, core_num, target)
   final:<id>               JSON terminal record; written once (SET NX), so the first outcome wins
-  files:<id>               hash {source, ir} of the job's generated Ascend C and ASC-IR
+  files:<id>               the frontend-<key> holding the job's generated Ascend C and ASC-IR
   frontend-<key>, artifact-<key>   the pipeline caches, shared by every worker
 Channel done:<id> is published when a job reaches its terminal state.
 """
@@ -119,11 +119,14 @@ class JobStore:
         status = "timed_out" if kind == "timeout" else "failed"
         return self.finish(job_id, {"status": status, "error": {"kind": kind, "message": message}})
 
-    def put_files(self, job_id: str, source: str, ir: str) -> None:
-        with self.connection.pipeline() as pipe:
-            pipe.hset(files_key(job_id), mapping={"source": source, "ir": ir})
-            pipe.expire(files_key(job_id), self.settings.result_ttl_s)
-            pipe.execute()
+    def put_frontend_key(self, job_id: str, frontend_key: str) -> None:
+        """Which frontend cache entry holds the job's Ascend C and IR (a reference, not a copy)."""
+        self.connection.set(files_key(job_id), frontend_key, ex=self.settings.result_ttl_s)
+
+    def frontend_entry(self, job_id: str) -> Optional[Dict[str, Any]]:
+        key = self.connection.get(files_key(job_id))
+        entry = None if key is None else RedisCache(self.connection, 0).get(key.decode())
+        return None if entry is None else json.loads(entry)
 
     def get_blob(self, digest: str) -> Optional[bytes]:
         return self.connection.get(blob_key(digest))

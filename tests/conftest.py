@@ -90,14 +90,16 @@ class Service:
         self.wait_for_workers(len(self.workers))
         return worker
 
-    def wait_for_workers(self, count: int, timeout: float = 60):
+    def wait_for_workers(self, count: int | None, timeout: float = 60):
+        """Until the API answers and (unless count is None) sees `count` cpu workers."""
         import time
 
         import httpx
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
-                if httpx.get(f"{self.url}/v1/health", timeout=2).json()["workers"]["cpu"] == count:
+                if count is None or httpx.get(f"{self.url}/v1/health", timeout=2).json()["workers"]["cpu"] == count:
+                    httpx.get(f"{self.url}/v1/health", timeout=2).raise_for_status()
                     return
             except (httpx.HTTPError, KeyError, ValueError):
                 pass

@@ -89,13 +89,21 @@ def test_binary_count_form_integers(op, dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
-def test_adds_muls_and_block_num(dtype):
+def test_adds_muls(dtype):
     n, cores = 256, 3
     x, _ = _inputs(n * cores, dtype)
     z = np.zeros_like(x)
-    ascrun.run_local(ops.scalar_kernel, cores, x, z, n, 2, 3)
-    expected = ((x + dtype(2)) * dtype(3)) * dtype(cores)  # rounded after each instruction, like the hardware
+    ascrun.run_local(ops.scalar_kernel, cores, x, z, n, 0.75, -3.0)
+    expected = (x + dtype(0.75)) * dtype(-3.0)  # rounded to dtype after each instruction, like the hardware
     np.testing.assert_array_equal(z, expected)
+
+
+def test_block_idx_and_block_num():
+    n, cores = 64, 5
+    x = np.arange(n * cores, dtype=np.int32)
+    z = np.zeros_like(x)
+    ascrun.run_local(ops.block_num_kernel, cores, x, z, n)
+    np.testing.assert_array_equal(z, x * cores + np.repeat(np.arange(cores, dtype=np.int32), n))
 
 
 # --- runtime checks: each provoked, each message asserted -------------------------------------

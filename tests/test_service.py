@@ -123,3 +123,68 @@ def test_unreachable_service_is_one_clear_error(add_example):
     assert e.value.kind == "unavailable"
     assert str(e.value).startswith("cannot reach the ascrun service at http://127.0.0.1:9")
     assert e.value.__suppress_context__  # no httpx traceback chained under it
+
+
+def test_job_record_source_ir_health_and_openapi(client, add_example):
+    import httpx
+    x, y = _xy(4096)
+    z = np.zeros_like(x)
+    result = client.launch(add_example.vadd_kernel, 2, x, y, z, 2048)
+    record = httpx.get(f"{client.url}/v1/jobs/{result.job_id}").json()
+    assert record["status"] == "finished" and record["kernel"] == "vadd_kernel" and record["core_num"] == 2
+    assert record["created_at"] <= record["started_at"] <= record["ended_at"]
+    assert record["outputs"]["z"]["dtype"] == "float32" and record["outputs"]["z"]["shape"] == [4096]
+    source = httpx.get(f"{client.url}/v1/jobs/{result.job_id}/source")
+    assert source.status_code == 200 and source.text == result.source
+    assert "extern \"C\"" in source.text and "vadd_kernel" in source.text
+    ir = httpx.get(f"{client.url}/v1/jobs/{result.job_id}/ir").text
+    assert "func.func @vadd_kernel" in ir
+    missing = httpx.get(f"{client.url}/v1/jobs/{'0' * 32}")
+    assert missing.status_code == 404 and missing.json()["error"]["kind"] == "not_found"
+    health = httpx.get(f"{client.url}/v1/health").json()
+    assert health["status"] == "ok" and health["workers"]["cpu"] == 2
+    spec = httpx.get(f"{client.url}/openapi.json").json()
+    assert {"/v1/jobs", "/v1/jobs/{job_id}", "/v1/blobs/{digest}", "/v1/health"} <= set(spec["paths"])
+    assert httpx.get(f"{client.url}/docs").status_code == 200
+
+
+def test_long_poll_returns_when_the_job_ends(client):
+    """A GET with wait answers as soon as the job ends, long before the wait runs out."""
+    import time
+
+    import httpx
+    x = np.ones(64, np.float32)
+    z = np.zeros_like(x)
+    bundle = ascrun.compiler.bundle.collect(ops.spin_kernel).to_json()
+    args, blobs = client._arguments(ascrun.args.prepare(["x", "z", "rounds"], [x, z, 30_000_000]))
+    job = client._submit({"bundle": bundle, "core_num": 1, "args": args}, blobs, wait=0)
+    assert job["status"] in ("queued", "started")
+    start = time.monotonic()
+    record = httpx.get(f"{client.url}/v1/jobs/{job['id']}", params={"wait": 50}, timeout=60).json()
+    assert record["status"] == "finished"
+    assert time.monotonic() - start < 30
+
+
+def test_blob_limits_and_digest_checks(redis_url):
+    import hashlib
+
+    import httpx
+    from conftest import Service
+    small = Service(redis_url, {"ASCRUN_MAX_BLOB_BYTES": "1024"})
+    try:
+        small.wait_for_workers(None)
+        data = bytes(2048)
+        digest = hashlib.sha256(data).hexdigest()
+        response = httpx.put(f"{small.url}/v1/blobs/{digest}", content=data)
+        assert response.status_code == 413
+        assert response.json()["error"] == {"kind": "limit", "message": "blob of 2048 bytes exceeds the 1024-byte "
+                                                                        "limit"}
+        chunked = httpx.put(f"{small.url}/v1/blobs/{digest}", content=iter([data[:1000], data[1000:]]))
+        assert chunked.status_code == 413  # no Content-Length: refused once the stream passes the cap
+        ok = bytes(512)
+        wrong = httpx.put(f"{small.url}/v1/blobs/{digest}", content=ok)
+        assert wrong.status_code == 400 and "corrupted upload" in wrong.json()["error"]["message"]
+        good = httpx.put(f"{small.url}/v1/blobs/{hashlib.sha256(ok).hexdigest()}", content=ok)
+        assert good.status_code == 201
+    finally:
+        small.stop()

@@ -75,8 +75,8 @@ def run_job(job_id: str) -> str:
         target = pipeline.get_target(spec["target"])
         cache = RedisCache(store.connection, settings.artifact_ttl_s)
         built = pipeline.build(bundle, specs, target, frontend_cache=cache, artifact_cache=cache,
-                               options=spec.get("options") or {})
-        store.put_files(job_id, built.frontend.source, built.frontend.ir)
+                               options=spec.get("options") or {},
+                               on_frontend=lambda key: store.put_frontend_key(job_id, key))
         ran = pipeline.run(built, target, int(spec["core_num"]), values)
         outputs = {}
         for name in ran.written:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import hashlib
 import inspect
 import json
@@ -90,12 +91,16 @@ def _is_jit_function(value: Any) -> bool:
     return type(value).__name__ == "JITFunction" and isinstance(getattr(value, "fn", None), types.FunctionType)
 
 
-def _function_source(fn: Callable) -> Tuple[str, int]:
+@functools.lru_cache(maxsize=1024)
+def _code_info(code: types.CodeType, fn: Callable) -> Tuple[str, int, Tuple[Tuple[str, int], ...]]:
+    """Source, first line and free names of a function, read once per code object (immutable:
+    an edited and reloaded kernel has a new one)."""
     try:
         lines, lineno = inspect.getsourcelines(fn)
     except (OSError, TypeError) as e:
         raise BundleRejected(f"cannot read the source of kernel '{fn.__name__}': {e}") from None
-    return textwrap.dedent("".join(lines)), lineno
+    source = textwrap.dedent("".join(lines))
+    return source, lineno, tuple(_free_names(ast.parse(source).body[0]))
 
 
 def _free_names(tree: ast.FunctionDef) -> Iterable[Tuple[str, int]]:
@@ -130,11 +135,10 @@ def collect(kernel: Any) -> KernelBundle:
         fn = pending.pop()
         if fn.__name__ in functions:
             continue
-        source, lineno = _function_source(fn)
+        source, lineno, free_names = _code_info(fn.__code__, fn)
         functions[fn.__name__] = KernelFunction(fn.__name__, source, fn.__code__.co_filename, lineno)
-        tree = ast.parse(source).body[0]
-        closure = inspect.getclosurevars(fn).nonlocals
-        for name, line in _free_names(tree):
+        closure = inspect.getclosurevars(fn).nonlocals if fn.__closure__ else {}
+        for name, line in free_names:
             where = f"in '{fn.__name__}' ({fn.__code__.co_filename}:{lineno + line - 1})"
             if name in closure:
                 raise BundleRejected(f"kernel reads '{name}' from an enclosing function {where}: "
@@ -222,6 +226,12 @@ def _is_jit_decorator(node: ast.AST, asc_names: Iterable[str]) -> bool:
 
 def validate(bundle: KernelBundle) -> None:
     """Refuse anything but decorated kernel definitions and literal constants."""
+    _validate_digest(bundle.digest, bundle)
+
+
+@functools.lru_cache(maxsize=1024)
+def _validate_digest(digest: str, bundle: KernelBundle) -> None:
+    """validate() once per distinct bundle (a raise is not cached, so refusals are re-checked)."""
     names = [f.name for f in bundle.functions]
     if len(set(names)) != len(names):
         raise BundleRejected("bundle defines a function twice")

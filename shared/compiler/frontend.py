@@ -6,6 +6,7 @@ CANN: nothing here needs bisheng or a device.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import importlib
 import inspect
@@ -66,10 +67,24 @@ class FrontendResult:
                    tuple(data["params"]), tuple(data["kernel_args"]))
 
 
+@functools.lru_cache(maxsize=1024)
+def _entry_node(source: str) -> ast.FunctionDef:
+    return ast.parse(source).body[0]
+
+
+def _entry(bundle: KernelBundle) -> ast.FunctionDef:
+    return _entry_node(next(f for f in bundle.functions if f.name == bundle.entry).source)
+
+
+@functools.lru_cache(maxsize=None)
+def pyasc_version() -> str:
+    from importlib.metadata import version
+    return version("pyasc")
+
+
 def constexpr_params(bundle: KernelBundle) -> List[str]:
     """Names of the entry's ConstExpr parameters, read from its annotations (no execution)."""
-    entry = next(f for f in bundle.functions if f.name == bundle.entry)
-    node = ast.parse(entry.source).body[0]
+    node = _entry(bundle)
     names = []
     for arg in node.args.args:
         ann = arg.annotation
@@ -82,8 +97,7 @@ def constexpr_params(bundle: KernelBundle) -> List[str]:
 
 
 def param_names(bundle: KernelBundle) -> List[str]:
-    entry = next(f for f in bundle.functions if f.name == bundle.entry)
-    return [a.arg for a in ast.parse(entry.source).body[0].args.args]
+    return [a.arg for a in _entry(bundle).args.args]
 
 
 def specialization(bundle: KernelBundle, args: Sequence[ArgSpec]) -> Dict[str, Any]:
@@ -107,9 +121,8 @@ def specialization(bundle: KernelBundle, args: Sequence[ArgSpec]) -> Dict[str, A
 
 def memo_key(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any]) -> str:
     """Cache key of a frontend run: same bundle, specialization, options and pyasc -> same result."""
-    from importlib.metadata import version
     payload = {"bundle": bundle.digest, "spec": specialization(bundle, args), "options": options,
-               "pyasc": version("pyasc")}
+               "pyasc": pyasc_version()}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 

@@ -9,7 +9,7 @@ import functools
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, Sequence
+from typing import Any, Callable, Dict, Sequence
 
 from . import frontend
 from .bundle import KernelBundle
@@ -56,8 +56,12 @@ def artifact_key(toolchain_id: str, ir_hash: str) -> str:
 
 
 def build(bundle: KernelBundle, args: Sequence[ArgSpec], target: Target, frontend_cache: Cache,
-          artifact_cache: Cache, options: Dict[str, Any] | None = None) -> Build:
-    """Frontend and toolchain, each skipped when its cache has the result."""
+          artifact_cache: Cache, options: Dict[str, Any] | None = None,
+          on_frontend: Callable[[str], None] | None = None) -> Build:
+    """Frontend and toolchain, each skipped when its cache has the result.
+
+    `on_frontend(frontend_key)` is called once the Ascend C exists, before the toolchain runs, so
+    that a failed build can still show its source."""
     options = dict(options or {})
     timings: Dict[str, float] = {}
     cache: Dict[str, str] = {}
@@ -73,6 +77,8 @@ def build(bundle: KernelBundle, args: Sequence[ArgSpec], target: Target, fronten
         frontend_cache.put(memo, json.dumps(result.to_json()).encode())
         cache["frontend"] = "miss"
     timings["frontend"] = time.perf_counter() - start
+    if on_frontend is not None:
+        on_frontend(memo)
 
     start = time.perf_counter()
     key = artifact_key(target.toolchain.id, result.ir_hash)

@@ -50,8 +50,8 @@ def binary_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddre
 
 
 @asc.jit
-def scalar_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n: asc.ConstExpr[int], add: int, mul: int):
-    """z = (x + add) * mul * block_num, with adds/muls in count form."""
+def scalar_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n: asc.ConstExpr[int], add: float, mul: float):
+    """z = (x + add) * mul, with adds/muls in count form."""
     offset = asc.get_block_idx() * n
     x_gm = asc.GlobalTensor()
     z_gm = asc.GlobalTensor()
@@ -63,7 +63,24 @@ def scalar_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n: asc.ConstExpr[i
     asc.pipe_barrier(asc.PipeID.PIPE_ALL)
     asc.adds(z_local, x_local, add, n)
     asc.muls(z_local, z_local, mul, n)
-    asc.muls(z_local, z_local, asc.get_block_num(), n)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.data_copy(z_gm, z_local, n)
+
+
+@asc.jit
+def block_num_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n: asc.ConstExpr[int]):
+    """z = x * block_num + block_idx, per block (int32)."""
+    offset = asc.get_block_idx() * n
+    x_gm = asc.GlobalTensor()
+    z_gm = asc.GlobalTensor()
+    x_gm.set_global_buffer(x + offset, n)
+    z_gm.set_global_buffer(z + offset, n)
+    x_local = asc.LocalTensor(x.dtype, asc.TPosition.VECIN, 0, n)
+    z_local = asc.LocalTensor(x.dtype, asc.TPosition.VECOUT, n * x.dtype.sizeof(), n)
+    asc.data_copy(x_local, x_gm, n)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.muls(z_local, x_local, asc.get_block_num(), n)
+    asc.adds(z_local, z_local, asc.get_block_idx(), n)
     asc.pipe_barrier(asc.PipeID.PIPE_ALL)
     asc.data_copy(z_gm, z_local, n)
 

@@ -1,0 +1,242 @@
+// ascrun cpu runtime: the base every API header builds on.
+//
+//  - the Ascend C qualifiers (__global__, __aicore__, __gm__, ...), defined empty;
+//  - KernelFault, the exception a failed check throws, and Aborted, thrown when another block failed;
+//  - LaunchContext (one per ascrun_launch: GM regions, abort flag, first error) and BlockContext (one
+//    per block: index, Unified Buffer, pipe/queue/flag state), reached through a thread_local pointer.
+//
+// Every API entry point calls `enter()` once: it finds the block, stops the block if the launch is
+// aborting, and is the only per-call overhead besides the API's own range checks.
+#pragma once
+
+#include <atomic>
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "half.h"
+
+// ---- Ascend C qualifiers: meaningless on the cpu --------------------------------------------------
+#ifndef __global__
+#define __global__
+#endif
+#ifndef __aicore__
+#define __aicore__
+#endif
+#ifndef __gm__
+#define __gm__
+#endif
+#ifndef __ubuf__
+#define __ubuf__
+#endif
+#ifndef __cbuf__
+#define __cbuf__
+#endif
+#ifndef __ca__
+#define __ca__
+#endif
+#ifndef __cb__
+#define __cb__
+#endif
+#ifndef __cc__
+#define __cc__
+#endif
+#ifndef __fbuf__
+#define __fbuf__
+#endif
+#ifndef __inout_pipe__
+#define __inout_pipe__(pipe)
+#endif
+#ifndef __in_pipe__
+#define __in_pipe__(pipe)
+#endif
+#ifndef __out_pipe__
+#define __out_pipe__(pipe)
+#endif
+
+// Everything the runtime defines stays inside the kernel's shared library: two kernels built
+// against different runtime versions can be loaded in one process without sharing symbols.
+#pragma GCC visibility push(hidden)
+
+namespace ascrun {
+
+// ---- limits of the modelled core (Atlas A2/A3 vector core) ----------------------------------------
+constexpr uint32_t kUbBytes = 196608;      // 192 KiB Unified Buffer per block
+constexpr uint32_t kUbAlign = 32;          // UB operand start addresses: 32-byte aligned
+constexpr uint32_t kUbAllocAlign = 64;     // alignment of the host allocation backing the UB
+constexpr uint8_t kUbPoison = 0xA5;        // fill of a fresh UB (the hardware leaves it undefined)
+constexpr int32_t kEventIdCount = 8;       // SetFlag/WaitFlag event IDs 0..7
+constexpr uint32_t kHardEventCount = 35;   // values of AscendC::HardEvent
+constexpr uint32_t kMaxConcurrentBlocks = 64;
+
+// ---- faults ----------------------------------------------------------------------------------------
+
+// A kernel broke a rule the hardware would not report. Thrown by the checks, caught by the block.
+class KernelFault : public std::exception {
+public:
+    explicit KernelFault(std::string msg) : msg_(std::move(msg)) {}
+    const char* what() const noexcept override { return msg_.c_str(); }
+
+private:
+    std::string msg_;
+};
+
+// Another block faulted: unwind this block quietly. Deliberately not a std::exception.
+struct Aborted {};
+
+// printf-style formatting into a std::string (for fault messages only: never on a hot path).
+__attribute__((format(printf, 1, 2))) inline std::string format(const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    va_list ap2;
+    va_copy(ap2, ap);
+    const int n = std::vsnprintf(nullptr, 0, fmt, ap);
+    va_end(ap);
+    std::string out;
+    if (n > 0) {
+        out.resize(static_cast<size_t>(n) + 1);
+        std::vsnprintf(&out[0], out.size(), fmt, ap2);
+        out.resize(static_cast<size_t>(n));
+    }
+    va_end(ap2);
+    return out;
+}
+
+[[noreturn]] inline void fault(std::string msg) { throw KernelFault(std::move(msg)); }
+
+// ---- element type names (messages and the launch signature) ---------------------------------------
+
+template <typename T>
+struct TypeName {
+    static const char* c() {  // the C++ spelling, for messages
+        if (std::is_same<T, bool>::value) return "bool";
+        if (std::is_floating_point<T>::value) return sizeof(T) == 4 ? "float" : "double";
+        if (std::is_integral<T>::value) {
+            const bool s = std::is_signed<T>::value;
+            switch (sizeof(T)) {
+                case 1: return s ? "int8_t" : "uint8_t";
+                case 2: return s ? "int16_t" : "uint16_t";
+                case 4: return s ? "int32_t" : "uint32_t";
+                default: return s ? "int64_t" : "uint64_t";
+            }
+        }
+        return "?";
+    }
+};
+template <>
+struct TypeName<half> {
+    static const char* c() { return "half"; }
+};
+template <>
+struct TypeName<bfloat16_t> {
+    static const char* c() { return "bfloat16_t"; }
+};
+
+// ---- launch and block state ------------------------------------------------------------------------
+
+// One tensor argument of the launch: a GM range the kernel may touch.
+struct Region {
+    uintptr_t base;
+    uint64_t bytes;
+    std::string name;
+};
+
+class LaunchContext {
+public:
+    LaunchContext(uint32_t block_num, std::vector<Region> regions)
+        : block_num_(block_num), regions_(std::move(regions)), written_(regions_.size()) {
+        for (auto& w : written_) w.store(0, std::memory_order_relaxed);
+    }
+
+    uint32_t block_num() const { return block_num_; }
+    const std::vector<Region>& regions() const { return regions_; }
+    bool aborting() const { return abort_.load(std::memory_order_relaxed); }
+    void mark_written(size_t region) { written_[region].store(1, std::memory_order_relaxed); }
+    bool written(size_t region) const { return written_[region].load(std::memory_order_relaxed) != 0; }
+
+    // The region a GM pointer belongs to: the one it lies in; else the nearest one that ends at
+    // most 16 x its size + 1 MiB below it (a pointer computed past the end of an argument, whose
+    // accesses are then reported relative to that argument); else none (-1).
+    long find_region(uintptr_t p) const {
+        long best = -1;
+        for (size_t i = 0; i < regions_.size(); ++i) {
+            const Region& r = regions_[i];
+            if (p >= r.base && p - r.base < r.bytes) return static_cast<long>(i);
+            if (r.base <= p && (best < 0 || r.base > regions_[static_cast<size_t>(best)].base)) {
+                best = static_cast<long>(i);
+            }
+        }
+        if (best >= 0) {
+            const Region& r = regions_[static_cast<size_t>(best)];
+            const uint64_t past_end = p - r.base - r.bytes;
+            if (past_end / 16 > r.bytes + (uint64_t(1) << 20) / 16) best = -1;
+        }
+        return best;
+    }
+
+    // Keeps the first error only; later ones (and the aborting blocks) are dropped.
+    void record_error(const std::string& msg) noexcept {
+        try {
+            std::lock_guard<std::mutex> lock(mu_);
+            if (!has_error_.exchange(true)) error_ = msg;
+        } catch (...) {
+            has_error_.store(true);  // out of memory while copying the message: reported without it
+        }
+        abort_.store(true, std::memory_order_relaxed);
+    }
+    void abort() noexcept { abort_.store(true, std::memory_order_relaxed); }
+    bool has_error() const { return has_error_.load(); }
+    const std::string& error() const { return error_; }
+
+private:
+    uint32_t block_num_;
+    std::vector<Region> regions_;
+    std::vector<std::atomic<uint32_t>> written_;
+    std::atomic<bool> abort_{false};
+    std::mutex mu_;
+    std::atomic<bool> has_error_{false};
+    std::string error_;
+};
+
+// Per-block state. The API headers keep their own sections here so that a block is self-contained.
+struct BlockContext {
+    LaunchContext* launch = nullptr;
+    uint32_t block_idx = 0;
+    uint8_t* ub = nullptr;  // kUbBytes, kUbAllocAlign-aligned
+
+    // sync.h: outstanding SetFlag count per (HardEvent, event ID): 0 or 1 normally; negative while a
+    // WaitFlag waits for a SetFlag that comes later in program order.
+    int8_t flags[kHardEventCount][kEventIdCount] = {};
+
+    // tpipe.h: the live TPipe (one at a time) and serial numbers that tie queues to it.
+    const void* pipe = nullptr;
+    uint32_t pipe_generation = 0;  // bumped by every TPipe construction/Reset/Destroy
+    uint32_t next_queue_id = 1;
+};
+
+inline thread_local BlockContext* tls_block = nullptr;
+
+// The current block; stops it (by Aborted) if another block already failed.
+inline BlockContext& enter() {
+    BlockContext* b = tls_block;
+    if (b == nullptr) {
+        fault("an Ascend C API was called outside a kernel launch (call the kernel through ascrun_launch)");
+    }
+    if (b->launch->aborting()) throw Aborted{};
+    return *b;
+}
+
+// Hex for UB offsets and byte ranges in messages.
+inline std::string hex(uint64_t v) { return format("0x%llx", static_cast<unsigned long long>(v)); }
+
+}  // namespace ascrun
+
+#pragma GCC visibility pop

@@ -1,0 +1,212 @@
+// ascrun cpu runtime: IEEE 754 binary16 (`half`) and bfloat16 (`bfloat16_t`) storage types.
+//
+// Both are plain structs over uint16_t, so a Unified Buffer byte array can be viewed as an array
+// of them. Arithmetic converts the operands to float, computes in float and rounds the result back
+// after EACH operation (round to nearest, ties to even). For + - * / this gives the correctly
+// rounded binary16 result: float's 24-bit significand is at least 2*11+2 bits, so rounding twice
+// (to float, then to half) never differs from rounding once.
+//
+// Mixed expressions follow C++'s usual arithmetic conversions as if half were a narrow floating
+// type: half op half -> half, half op integer -> half, half op float -> float, half op double -> double.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#pragma GCC visibility push(hidden)
+
+namespace ascrun {
+namespace fp16 {
+
+constexpr uint32_t float_bits(float f) { return __builtin_bit_cast(uint32_t, f); }
+constexpr float bits_float(uint32_t u) { return __builtin_bit_cast(float, u); }
+
+// float -> binary16, round to nearest even; keeps the sign of zeros, maps NaN to a quiet NaN
+// with the top payload bits, overflow to infinity.
+constexpr uint16_t from_float(float f) {
+    const uint32_t x = float_bits(f);
+    const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+    uint32_t a = x & 0x7fffffffu;
+    if (a >= 0x7f800000u) {  // inf or NaN
+        return static_cast<uint16_t>(sign | 0x7c00u | (a > 0x7f800000u ? (0x0200u | ((a >> 13) & 0x03ffu)) : 0u));
+    }
+    if (a >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520 rounds to inf
+    if (a >= 0x38800000u) {                                               // normal half (>= 2^-14)
+        a += 0x00000fffu + ((a >> 13) & 1u);
+        return static_cast<uint16_t>(sign | ((a - 0x38000000u) >> 13));
+    }
+    if (a <= 0x33000000u) return sign;  // <= 2^-25: rounds to (signed) zero, the tie included
+    const uint32_t e = a >> 23;         // 102..112
+    const uint32_t m = (a & 0x007fffffu) | 0x00800000u;
+    const uint32_t shift = 126u - e;    // 14..24
+    uint32_t r = m >> shift;
+    const uint32_t rem = m & ((1u << shift) - 1u);
+    const uint32_t halfway = 1u << (shift - 1u);
+    if (rem > halfway || (rem == halfway && (r & 1u))) ++r;
+    return static_cast<uint16_t>(sign | r);  // r == 0x400 is the smallest normal: still right
+}
+
+// double -> binary16 directly (no double rounding through float).
+constexpr uint16_t from_double(double d) {
+    const uint64_t x = __builtin_bit_cast(uint64_t, d);
+    const uint16_t sign = static_cast<uint16_t>((x >> 48) & 0x8000u);
+    const uint64_t a = x & 0x7fffffffffffffffull;
+    if (a >= 0x7ff0000000000000ull) {
+        return static_cast<uint16_t>(sign | 0x7c00u |
+                                     (a > 0x7ff0000000000000ull ? (0x0200u | ((a >> 42) & 0x03ffu)) : 0u));
+    }
+    const int e = static_cast<int>(a >> 52) - 1023;  // subnormal doubles give -1023: far below half
+    if (e >= 16) return static_cast<uint16_t>(sign | 0x7c00u);
+    if (e < -25) return sign;
+    const uint64_t m = (a & 0x000fffffffffffffull) | (1ull << 52);
+    const bool subnormal = e < -14;
+    const int shift = subnormal ? 28 - e : 42;  // quantum 2^-24 for subnormals, 2^(e-10) for normals
+    uint64_t r = m >> shift;
+    const uint64_t rem = m & ((1ull << shift) - 1u);
+    const uint64_t halfway = 1ull << (shift - 1);
+    if (rem > halfway || (rem == halfway && (r & 1u))) ++r;
+    if (subnormal) return static_cast<uint16_t>(sign | r);
+    const uint64_t bits = (static_cast<uint64_t>(e + 15) << 10) + (r - 1024u);  // carry bumps the exponent
+    return static_cast<uint16_t>(sign | (bits >= 0x7c00u ? 0x7c00u : bits));
+}
+
+constexpr float to_float(uint16_t h) {
+    const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+    const uint32_t e = (h >> 10) & 0x1fu;
+    const uint32_t m = h & 0x03ffu;
+    if (e == 0x1fu) return bits_float(sign | 0x7f800000u | (m << 13));
+    if (e != 0) return bits_float(sign | ((e + 112u) << 23) | (m << 13));
+    const float v = static_cast<float>(m) * 5.9604644775390625e-08f;  // m * 2^-24, exact
+    return sign ? -v : v;
+}
+
+// float -> bfloat16, round to nearest even; NaN stays a quiet NaN.
+constexpr uint16_t bf16_from_float(float f) {
+    const uint32_t x = float_bits(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x0040u);
+    return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+constexpr float bf16_to_float(uint16_t b) { return bits_float(static_cast<uint32_t>(b) << 16); }
+
+}  // namespace fp16
+
+namespace detail {
+template <typename T>
+constexpr bool is_int_v = std::is_integral<T>::value;
+template <typename T>
+constexpr bool is_flt_v = std::is_floating_point<T>::value;
+}  // namespace detail
+}  // namespace ascrun
+
+// A 16-bit float type with the semantics above. `Tag` only tells half and bfloat16_t apart.
+namespace ascrun {
+namespace detail {
+
+struct Binary16Codec {
+    static constexpr uint16_t from_float(float f) { return fp16::from_float(f); }
+    static constexpr uint16_t from_double(double d) { return fp16::from_double(d); }
+    static constexpr float to_float(uint16_t b) { return fp16::to_float(b); }
+};
+struct BFloat16Codec {
+    static constexpr uint16_t from_float(float f) { return fp16::bf16_from_float(f); }
+    // double -> float -> bf16 can round twice; bf16 literals in kernels are short, so this is exact
+    // in practice, and bf16 has no arithmetic of its own on the cpu target yet.
+    static constexpr uint16_t from_double(double d) { return fp16::bf16_from_float(static_cast<float>(d)); }
+    static constexpr float to_float(uint16_t b) { return fp16::bf16_to_float(b); }
+};
+
+template <typename Codec>
+struct __attribute__((__may_alias__)) Float16 {
+    uint16_t bits;
+
+    Float16() = default;  // like float: an uninitialized scalar, trivially constructible
+    constexpr Float16(float f) : bits(Codec::from_float(f)) {}
+    constexpr Float16(double d) : bits(Codec::from_double(d)) {}
+    constexpr Float16(long double d) : bits(Codec::from_double(static_cast<double>(d))) {}
+    template <typename I, typename std::enable_if<is_int_v<I>, int>::type = 0>
+    constexpr Float16(I i) : bits(Codec::from_double(static_cast<double>(i))) {}
+
+    static constexpr Float16 from_bits(uint16_t b) {
+        Float16 h{};
+        h.bits = b;
+        return h;
+    }
+    constexpr operator float() const { return Codec::to_float(bits); }
+
+    constexpr Float16 operator-() const { return from_bits(static_cast<uint16_t>(bits ^ 0x8000u)); }
+    constexpr Float16 operator+() const { return *this; }
+
+    // half op half -> half
+    friend constexpr Float16 operator+(Float16 a, Float16 b) { return Float16(float(a) + float(b)); }
+    friend constexpr Float16 operator-(Float16 a, Float16 b) { return Float16(float(a) - float(b)); }
+    friend constexpr Float16 operator*(Float16 a, Float16 b) { return Float16(float(a) * float(b)); }
+    friend constexpr Float16 operator/(Float16 a, Float16 b) { return Float16(float(a) / float(b)); }
+    friend constexpr bool operator==(Float16 a, Float16 b) { return float(a) == float(b); }
+    friend constexpr bool operator!=(Float16 a, Float16 b) { return float(a) != float(b); }
+    friend constexpr bool operator<(Float16 a, Float16 b) { return float(a) < float(b); }
+    friend constexpr bool operator<=(Float16 a, Float16 b) { return float(a) <= float(b); }
+    friend constexpr bool operator>(Float16 a, Float16 b) { return float(a) > float(b); }
+    friend constexpr bool operator>=(Float16 a, Float16 b) { return float(a) >= float(b); }
+
+    constexpr Float16& operator+=(Float16 o) { return *this = *this + o; }
+    constexpr Float16& operator-=(Float16 o) { return *this = *this - o; }
+    constexpr Float16& operator*=(Float16 o) { return *this = *this * o; }
+    constexpr Float16& operator/=(Float16 o) { return *this = *this / o; }
+    constexpr Float16& operator++() { return *this += Float16(1.0f); }
+    constexpr Float16& operator--() { return *this -= Float16(1.0f); }
+    constexpr Float16 operator++(int) { Float16 old = *this; ++*this; return old; }
+    constexpr Float16 operator--(int) { Float16 old = *this; --*this; return old; }
+};
+
+// Mixed operands. The result type of half (op) U is:
+template <typename Codec, typename U>
+using MixedResult = typename std::conditional<is_int_v<U>, Float16<Codec>, U>::type;
+
+#define ASCRUN_F16_MIXED_ARITH(OP)                                                                          \
+    template <typename C, typename U, typename std::enable_if<is_int_v<U> || is_flt_v<U>, int>::type = 0> \
+    constexpr MixedResult<C, U> operator OP(Float16<C> a, U b) {                                            \
+        using R = MixedResult<C, U>;                                                                        \
+        return static_cast<R>(is_int_v<U> ? R(float(a) OP float(Float16<C>(b)))                            \
+                                           : R(static_cast<R>(float(a)) OP static_cast<R>(b)));             \
+    }                                                                                                       \
+    template <typename C, typename U, typename std::enable_if<is_int_v<U> || is_flt_v<U>, int>::type = 0> \
+    constexpr MixedResult<C, U> operator OP(U a, Float16<C> b) {                                            \
+        using R = MixedResult<C, U>;                                                                        \
+        return static_cast<R>(is_int_v<U> ? R(float(Float16<C>(a)) OP float(b))                            \
+                                           : R(static_cast<R>(a) OP static_cast<R>(float(b))));             \
+    }
+ASCRUN_F16_MIXED_ARITH(+)
+ASCRUN_F16_MIXED_ARITH(-)
+ASCRUN_F16_MIXED_ARITH(*)
+ASCRUN_F16_MIXED_ARITH(/)
+#undef ASCRUN_F16_MIXED_ARITH
+
+#define ASCRUN_F16_MIXED_CMP(OP)                                                                            \
+    template <typename C, typename U, typename std::enable_if<is_int_v<U> || is_flt_v<U>, int>::type = 0> \
+    constexpr bool operator OP(Float16<C> a, U b) {                                                         \
+        return static_cast<double>(float(a)) OP static_cast<double>(b);                                     \
+    }                                                                                                       \
+    template <typename C, typename U, typename std::enable_if<is_int_v<U> || is_flt_v<U>, int>::type = 0> \
+    constexpr bool operator OP(U a, Float16<C> b) {                                                         \
+        return static_cast<double>(a) OP static_cast<double>(float(b));                                     \
+    }
+ASCRUN_F16_MIXED_CMP(==)
+ASCRUN_F16_MIXED_CMP(!=)
+ASCRUN_F16_MIXED_CMP(<)
+ASCRUN_F16_MIXED_CMP(<=)
+ASCRUN_F16_MIXED_CMP(>)
+ASCRUN_F16_MIXED_CMP(>=)
+#undef ASCRUN_F16_MIXED_CMP
+
+}  // namespace detail
+}  // namespace ascrun
+
+// The names emitted code uses, in the global namespace as in CANN.
+using half = ::ascrun::detail::Float16<::ascrun::detail::Binary16Codec>;
+using bfloat16_t = ::ascrun::detail::Float16<::ascrun::detail::BFloat16Codec>;
+
+static_assert(sizeof(half) == 2 && alignof(half) == 2, "half must be 2 bytes");
+static_assert(std::is_trivially_copyable<half>::value && std::is_trivially_default_constructible<half>::value,
+              "half must be a trivial storage type");
+
+#pragma GCC visibility pop

@@ -1,0 +1,165 @@
+// ascrun cpu runtime: intra-core synchronization (SetFlag/WaitFlag, PipeBarrier) and
+// set_ffts_base_addr.
+//
+// A block runs its pipes in program order on one thread, so synchronization itself is a no-op;
+// what is checked is what would misbehave on the device: event IDs outside 0..7, a second
+// SetFlag of the same event and ID before its WaitFlag (undefined behaviour, hangs a later
+// PipeBarrier), and a WaitFlag no SetFlag ever satisfies by the end of the block (a hang).
+#pragma once
+
+#include "core.h"
+
+#pragma GCC visibility push(hidden)
+
+// Pipe and event IDs are unscoped, global names in CANN.
+enum pipe_t : uint8_t {
+    PIPE_S = 0,
+    PIPE_V = 1,
+    PIPE_M = 2,
+    PIPE_MTE1 = 3,
+    PIPE_MTE2 = 4,
+    PIPE_MTE3 = 5,
+    PIPE_ALL = 6,
+    PIPE_MTE4 = 7,
+    PIPE_MTE5 = 8,
+    PIPE_V2 = 9,
+    PIPE_FIX = 10,
+};
+
+enum event_t : uint8_t {
+    EVENT_ID0 = 0,
+    EVENT_ID1,
+    EVENT_ID2,
+    EVENT_ID3,
+    EVENT_ID4,
+    EVENT_ID5,
+    EVENT_ID6,
+    EVENT_ID7,
+};
+
+// The FFTS base address only matters for cross-core synchronization on a device.
+inline void set_ffts_base_addr(uint64_t addr) {
+    (void)addr;
+    ascrun::enter();
+}
+
+namespace AscendC {
+
+enum class HardEvent : uint8_t {
+    MTE2_MTE1 = 0,
+    MTE1_MTE2 = 1,
+    MTE1_M = 2,
+    M_MTE1 = 3,
+    MTE2_V = 4,
+    V_MTE2 = 5,
+    MTE3_V = 6,
+    V_MTE3 = 7,
+    M_V = 8,
+    V_M = 9,
+    V_V = 10,
+    MTE3_MTE1 = 11,
+    MTE1_MTE3 = 12,
+    MTE1_V = 13,
+    MTE2_M = 14,
+    M_MTE2 = 15,
+    V_MTE1 = 16,
+    M_FIX = 17,
+    FIX_M = 18,
+    MTE3_MTE2 = 19,
+    MTE2_MTE3 = 20,
+    S_V = 21,
+    V_S = 22,
+    S_MTE2 = 23,
+    MTE2_S = 24,
+    S_MTE3 = 25,
+    MTE3_S = 26,
+    MTE2_FIX = 27,
+    FIX_MTE2 = 28,
+    FIX_S = 29,
+    M_S = 30,
+    FIX_MTE3 = 31,
+    MTE1_FIX = 32,
+    FIX_MTE1 = 33,
+    FIX_FIX = 34,
+    MAX,
+};
+
+}  // namespace AscendC
+
+namespace ascrun {
+namespace sync {
+
+static_assert(static_cast<uint32_t>(AscendC::HardEvent::MAX) == kHardEventCount, "HardEvent table size");
+
+inline const char* event_name(AscendC::HardEvent e) {
+    static const char* const names[kHardEventCount] = {
+        "MTE2_MTE1", "MTE1_MTE2", "MTE1_M",    "M_MTE1",    "MTE2_V",   "V_MTE2",   "MTE3_V",   "V_MTE3",
+        "M_V",       "V_M",       "V_V",       "MTE3_MTE1", "MTE1_MTE3", "MTE1_V",  "MTE2_M",   "M_MTE2",
+        "V_MTE1",    "M_FIX",     "FIX_M",     "MTE3_MTE2", "MTE2_MTE3", "S_V",     "V_S",      "S_MTE2",
+        "MTE2_S",    "S_MTE3",    "MTE3_S",    "MTE2_FIX",  "FIX_MTE2",  "FIX_S",   "M_S",      "FIX_MTE3",
+        "MTE1_FIX",  "FIX_MTE1",  "FIX_FIX"};
+    const auto i = static_cast<uint32_t>(e);
+    return i < kHardEventCount ? names[i] : "?";
+}
+
+inline int8_t& flag_slot(BlockContext& b, const char* api, AscendC::HardEvent e, int32_t id) {
+    const auto ev = static_cast<uint32_t>(e);
+    if (ev >= kHardEventCount) fault(format("%s: HardEvent value %u is not a valid event", api, ev));
+    if (id < 0 || id >= kEventIdCount) {
+        fault(format("%s<HardEvent::%s>(%d): event ID %d is out of range (event IDs are 0 to %d)", api, event_name(e),
+                     id, id, kEventIdCount - 1));
+    }
+    return b.flags[ev][id];
+}
+
+// Run when a block's kernel body returns: a WaitFlag still waiting would hang the device.
+inline void check_block_end(BlockContext& b) {
+    for (uint32_t e = 0; e < kHardEventCount; ++e) {
+        for (int32_t id = 0; id < kEventIdCount; ++id) {
+            if (b.flags[e][id] < 0) {
+                fault(format("WaitFlag<HardEvent::%s>(%d) is never satisfied: no matching SetFlag before the kernel "
+                             "ends (the device would hang)",
+                             event_name(static_cast<AscendC::HardEvent>(e)), id));
+            }
+        }
+    }
+}
+
+}  // namespace sync
+}  // namespace ascrun
+
+namespace AscendC {
+
+template <HardEvent event>
+void SetFlag(int32_t eventID) {
+    ascrun::BlockContext& b = ascrun::enter();
+    int8_t& slot = ascrun::sync::flag_slot(b, "SetFlag", event, eventID);
+    if (slot > 0) {
+        ascrun::fault(ascrun::format("SetFlag<HardEvent::%s>(%d): set twice without a WaitFlag in between (undefined "
+                                     "behaviour on the device; a later PipeBarrier would hang)",
+                                     ascrun::sync::event_name(event), eventID));
+    }
+    ++slot;
+}
+
+template <HardEvent event>
+void WaitFlag(int32_t eventID) {
+    ascrun::BlockContext& b = ascrun::enter();
+    int8_t& slot = ascrun::sync::flag_slot(b, "WaitFlag", event, eventID);
+    if (slot < 0) {
+        ascrun::fault(ascrun::format("WaitFlag<HardEvent::%s>(%d): a second WaitFlag while the first still waits for "
+                                     "its SetFlag (the device would hang)",
+                                     ascrun::sync::event_name(event), eventID));
+    }
+    --slot;
+}
+
+template <pipe_t pipe>
+void PipeBarrier() {
+    static_assert(pipe != PIPE_S, "PipeBarrier<PIPE_S> is not supported: the scalar pipe synchronizes itself");
+    ascrun::enter();
+}
+
+}  // namespace AscendC
+
+#pragma GCC visibility pop

@@ -1,0 +1,409 @@
+// ascrun cpu runtime: TPosition, LocalTensor<T> (a range of the block's Unified Buffer) and
+// GlobalTensor<T> (a GM pointer, tied to the tensor argument it points into).
+//
+// A LocalTensor is (position, byte offset in the UB, element count), never a host pointer: every
+// instruction resolves its operands through ub_operand(), which checks them once per instruction.
+// A GlobalTensor keeps its address as an integer (so out-of-range offsets are arithmetic, not C++
+// undefined behaviour) and the index of the launch region it belongs to; gm_operand() checks every
+// GM access against that one region.
+#pragma once
+
+#include "core.h"
+
+#pragma GCC visibility push(hidden)
+
+namespace AscendC {
+
+enum class TPosition : uint8_t {
+    GM,
+    A1,
+    A2,
+    B1,
+    B2,
+    C1,
+    C2,
+    CO1,
+    CO2,
+    VECIN,
+    VECOUT,
+    VECCALC,
+    LCM = VECCALC,
+    SPM,
+    SHM = SPM,
+    TSCM,
+    C2PIPE2GM,
+    C2PIPE2LOCAL,
+    MAX,
+};
+using QuePosition = TPosition;
+
+template <typename T>
+class LocalTensor;
+template <typename T>
+class GlobalTensor;
+
+}  // namespace AscendC
+
+namespace ascrun {
+
+inline const char* position_name(AscendC::TPosition p) {
+    using P = AscendC::TPosition;
+    switch (p) {
+        case P::GM: return "GM";
+        case P::A1: return "A1";
+        case P::A2: return "A2";
+        case P::B1: return "B1";
+        case P::B2: return "B2";
+        case P::C1: return "C1";
+        case P::C2: return "C2";
+        case P::CO1: return "CO1";
+        case P::CO2: return "CO2";
+        case P::VECIN: return "VECIN";
+        case P::VECOUT: return "VECOUT";
+        case P::VECCALC: return "VECCALC";
+        case P::SPM: return "SPM";
+        case P::TSCM: return "TSCM";
+        case P::C2PIPE2GM: return "C2PIPE2GM";
+        case P::C2PIPE2LOCAL: return "C2PIPE2LOCAL";
+        default: return "?";
+    }
+}
+
+// The positions that live in the Unified Buffer (the only local memory the cpu target models).
+constexpr bool in_ub(AscendC::TPosition p) {
+    return p == AscendC::TPosition::VECIN || p == AscendC::TPosition::VECOUT || p == AscendC::TPosition::VECCALC;
+}
+
+// Element types a tensor can hold.
+template <typename T>
+constexpr bool is_element_v = (std::is_arithmetic<T>::value && !std::is_same<T, bool>::value) ||
+                              std::is_same<T, half>::value || std::is_same<T, bfloat16_t>::value;
+
+// How the runtime reads and writes UB/GM elements: the same bytes are viewed as different dtypes
+// by different instructions, so accesses must not be subject to type-based alias analysis.
+// (half/bfloat16_t are declared may_alias themselves.)
+template <typename T, bool = std::is_arithmetic<T>::value>
+struct MayAlias {
+    typedef T type;
+};
+template <typename T>
+struct MayAlias<T, true> {
+    typedef T __attribute__((__may_alias__)) type;
+};
+template <typename T>
+using elem_t = typename MayAlias<T>::type;
+
+// Which TQue buffer a LocalTensor views (queue_id 0: none). Sub-tensors keep their parent's tag,
+// so EnQue/FreeTensor of tensor[offset] act on the parent buffer, as on the device.
+struct BufTag {
+    uint32_t queue_id = 0;
+    uint32_t index = 0;
+};
+
+}  // namespace ascrun
+
+namespace AscendC {
+
+template <typename T>
+class LocalTensor {
+    static_assert(ascrun::is_element_v<T>, "LocalTensor<T>: T must be an arithmetic type, half or bfloat16_t");
+
+public:
+    using PrimType = T;
+
+    // Unbound (the device leaves the members undefined): using it in an instruction is a fault.
+    LocalTensor() = default;
+
+    // Static tensor programming: `tileSize` elements at byte offset `addr` of the position's memory.
+    LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize) {
+        ascrun::enter();
+        const uint64_t end = static_cast<uint64_t>(addr) + static_cast<uint64_t>(tileSize) * sizeof(T);
+        if (!ascrun::in_ub(pos)) {
+            ascrun::fault(ascrun::format("LocalTensor<%s>(%s, %s, %u): TPosition %s is not supported on the cpu "
+                                         "target (only VECIN, VECOUT and VECCALC, which live in the Unified Buffer)",
+                                         ascrun::TypeName<T>::c(), ascrun::position_name(pos),
+                                         ascrun::hex(addr).c_str(), tileSize, ascrun::position_name(pos)));
+        }
+        if (end > ascrun::kUbBytes) {
+            ascrun::fault(ascrun::format("LocalTensor<%s>(%s, %s, %u): range [%s, %s) is outside the Unified Buffer "
+                                         "(%s bytes)",
+                                         ascrun::TypeName<T>::c(), ascrun::position_name(pos),
+                                         ascrun::hex(addr).c_str(), tileSize, ascrun::hex(addr).c_str(),
+                                         ascrun::hex(end).c_str(), ascrun::hex(ascrun::kUbBytes).c_str()));
+        }
+        if (addr % ascrun::kUbAlign != 0) {
+            ascrun::fault(ascrun::format("LocalTensor<%s>(%s, %s, %u): the start address is not 32-byte aligned "
+                                         "(LocalTensor addresses must be multiples of 32 bytes)",
+                                         ascrun::TypeName<T>::c(), ascrun::position_name(pos),
+                                         ascrun::hex(addr).c_str(), tileSize));
+        }
+        pos_ = pos;
+        addr_ = addr;
+        size_ = tileSize;
+        bound_ = true;
+    }
+
+    // The sub-tensor starting `offset` elements in; the offset may not exceed the size.
+    LocalTensor operator[](const uint32_t offset) const {
+        require_bound("operator[]");
+        if (offset > size_) {
+            ascrun::fault(ascrun::format("LocalTensor<%s>[%u]: the offset is past the end of the tensor's %u elements "
+                                         "(UB offset %s)",
+                                         ascrun::TypeName<T>::c(), offset, size_, ascrun::hex(addr_).c_str()));
+        }
+        LocalTensor sub = *this;
+        sub.addr_ = addr_ + offset * static_cast<uint32_t>(sizeof(T));  // < kUbBytes: no overflow
+        sub.size_ = size_ - offset;
+        return sub;
+    }
+
+    PrimType GetValue(const uint32_t index) const { return *element("GetValue", index); }
+    template <typename T1>
+    void SetValue(const uint32_t index, const T1 value) const {
+        *element("SetValue", index) = static_cast<T>(value);
+    }
+    // Reference to one element (valid until the block ends).
+    ascrun::elem_t<T>& operator()(const uint32_t index) const { return *element("operator()", index); }
+
+    uint32_t GetSize() const { return size_; }
+    uint32_t GetLength() const { return size_ * static_cast<uint32_t>(sizeof(T)); }
+    int32_t GetPosition() const { return static_cast<int32_t>(pos_); }
+    void SetSize(const uint32_t size) {
+        require_bound("SetSize");
+        resize("SetSize", static_cast<uint64_t>(size));
+    }
+    void SetBufferLen(const uint32_t dataLen) {
+        require_bound("SetBufferLen");
+        resize("SetBufferLen", dataLen / sizeof(T));
+    }
+
+    // The same bytes viewed as U elements (the size rounds down to whole U elements).
+    template <typename U>
+    LocalTensor<U> ReinterpretCast() const {
+        LocalTensor<U> out;
+        out.pos_ = pos_;
+        out.addr_ = addr_;
+        out.size_ = static_cast<uint32_t>(static_cast<uint64_t>(size_) * sizeof(T) / sizeof(U));
+        out.bound_ = bound_;
+        out.tag_ = tag_;
+        return out;
+    }
+
+    // ---- ascrun internals (not Ascend C API) ----
+    bool ascrun_bound() const { return bound_; }
+    uint32_t ascrun_addr() const { return addr_; }
+    TPosition ascrun_pos() const { return pos_; }
+    ascrun::BufTag ascrun_tag() const { return tag_; }
+    // A tensor over a TQue/TBuf buffer; the caller has checked the range.
+    static LocalTensor ascrun_make(TPosition pos, uint32_t addr, uint32_t size, ascrun::BufTag tag) {
+        LocalTensor t;
+        t.pos_ = pos;
+        t.addr_ = addr;
+        t.size_ = size;
+        t.bound_ = true;
+        t.tag_ = tag;
+        return t;
+    }
+
+private:
+    template <typename U>
+    friend class LocalTensor;
+
+    void require_bound(const char* what) const {
+        if (!bound_) {
+            ascrun::fault(ascrun::format("LocalTensor<%s>::%s: the tensor was never initialized (default-constructed "
+                                         "and not assigned from a constructor, AllocTensor, DeQue or Get)",
+                                         ascrun::TypeName<T>::c(), what));
+        }
+    }
+
+    void resize(const char* what, uint64_t size) {
+        const uint64_t end = addr_ + size * sizeof(T);
+        if (end > ascrun::kUbBytes) {
+            ascrun::fault(ascrun::format("LocalTensor<%s>::%s(%llu): range [%s, %s) is outside the Unified Buffer "
+                                         "(%s bytes)",
+                                         ascrun::TypeName<T>::c(), what, static_cast<unsigned long long>(size),
+                                         ascrun::hex(addr_).c_str(), ascrun::hex(end).c_str(),
+                                         ascrun::hex(ascrun::kUbBytes).c_str()));
+        }
+        size_ = static_cast<uint32_t>(size);
+    }
+
+    ascrun::elem_t<T>* element(const char* what, uint32_t index) const {
+        ascrun::BlockContext& b = ascrun::enter();
+        require_bound(what);
+        if (index >= size_) {
+            ascrun::fault(ascrun::format("LocalTensor<%s>::%s(%u): the index is outside the tensor's %u elements "
+                                         "(UB offset %s)",
+                                         ascrun::TypeName<T>::c(), what, index, size_, ascrun::hex(addr_).c_str()));
+        }
+        return reinterpret_cast<ascrun::elem_t<T>*>(b.ub + addr_) + index;
+    }
+
+    TPosition pos_ = TPosition::VECCALC;
+    bool bound_ = false;
+    uint32_t addr_ = 0;
+    uint32_t size_ = 0;
+    ascrun::BufTag tag_;
+};
+
+template <typename T>
+class GlobalTensor {
+    static_assert(ascrun::is_element_v<T>, "GlobalTensor<T>: T must be an arithmetic type, half or bfloat16_t");
+
+public:
+    using PrimType = T;
+
+    GlobalTensor() = default;
+
+    // `bufferSize` elements (informational: accesses are checked against the tensor argument).
+    void SetGlobalBuffer(__gm__ PrimType* buffer, uint64_t bufferSize) {
+        ascrun::BlockContext& b = ascrun::enter();
+        addr_ = reinterpret_cast<uintptr_t>(buffer);
+        size_ = bufferSize;
+        region_ = b.launch->find_region(addr_);
+        set_ = true;
+    }
+    void SetGlobalBuffer(__gm__ PrimType* buffer) { SetGlobalBuffer(buffer, 0); }
+
+    GlobalTensor operator[](const uint64_t offset) const {
+        GlobalTensor sub = *this;
+        sub.addr_ = addr_ + static_cast<uintptr_t>(offset * sizeof(T));  // wraps; checked on access
+        sub.size_ = size_ > offset ? size_ - offset : 0;
+        return sub;
+    }
+
+    PrimType GetValue(const uint64_t offset) const {
+        ascrun::BlockContext& b = ascrun::enter();
+        return *ascrun_access(b, "GlobalTensor::GetValue", offset, 1, false);
+    }
+    void SetValue(const uint64_t offset, PrimType value) {
+        ascrun::BlockContext& b = ascrun::enter();
+        *ascrun_access(b, "GlobalTensor::SetValue", offset, 1, true) = value;
+    }
+    // Reference to one element: counted as a write to its tensor argument.
+    __gm__ ascrun::elem_t<T>& operator()(const uint64_t offset) const {
+        ascrun::BlockContext& b = ascrun::enter();
+        return *ascrun_access(b, "GlobalTensor::operator()", offset, 1, true);
+    }
+
+    uint64_t GetSize() const { return size_; }
+    const __gm__ PrimType* GetPhyAddr() const { return reinterpret_cast<const PrimType*>(addr_); }
+    __gm__ PrimType* GetPhyAddr(const uint64_t offset) const {
+        return reinterpret_cast<PrimType*>(addr_ + static_cast<uintptr_t>(offset * sizeof(T)));
+    }
+
+    template <typename U>
+    GlobalTensor<U> ReinterpretCast() const {
+        GlobalTensor<U> out;
+        out.addr_ = addr_;
+        out.size_ = size_ * sizeof(T) / sizeof(U);
+        out.region_ = region_;
+        out.set_ = set_;
+        return out;
+    }
+
+    // ---- ascrun internals ----
+    // Checks that `count` elements from element `offset` lie inside this tensor's argument and
+    // returns the host pointer to the first one. `api` names the instruction in the message.
+    ascrun::elem_t<T>* ascrun_access(ascrun::BlockContext& b, const char* api, uint64_t offset, uint64_t count,
+                                     bool write) const {
+        if (!set_) {
+            ascrun::fault(ascrun::format("%s: the GlobalTensor<%s> has no buffer (SetGlobalBuffer was not called)",
+                                         api, ascrun::TypeName<T>::c()));
+        }
+        const uintptr_t addr = addr_ + static_cast<uintptr_t>(offset * sizeof(T));
+        if (addr % alignof(T) != 0) {
+            ascrun::fault(ascrun::format("%s: GM address %s is not aligned to the %zu-byte size of %s (GM operands "
+                                         "must be aligned to their element size)",
+                                         api, ascrun::hex(addr).c_str(), sizeof(T), ascrun::TypeName<T>::c()));
+        }
+        if (region_ < 0) {
+            ascrun::fault(ascrun::format("%s: GM address %s is not inside any tensor argument of the launch", api,
+                                         ascrun::hex(addr).c_str()));
+        }
+        const ascrun::Region& r = b.launch->regions()[static_cast<size_t>(region_)];
+        const uint64_t bytes = count * sizeof(T);
+        const uint64_t off = static_cast<uint64_t>(addr - r.base);  // huge if below the base
+        if (addr < r.base || off > r.bytes || bytes > r.bytes - off) {
+            const int64_t first = static_cast<int64_t>(addr - r.base) / static_cast<int64_t>(sizeof(T));
+            ascrun::fault(ascrun::format("%s: elements [%lld, %lld) of tensor argument '%s' are outside its %llu "
+                                         "elements",
+                                         api, static_cast<long long>(first),
+                                         static_cast<long long>(first + static_cast<int64_t>(count)), r.name.c_str(),
+                                         static_cast<unsigned long long>(r.bytes / sizeof(T))));
+        }
+        if (write) b.launch->mark_written(static_cast<size_t>(region_));
+        return reinterpret_cast<ascrun::elem_t<T>*>(addr);
+    }
+
+private:
+    template <typename U>
+    friend class GlobalTensor;
+
+    uintptr_t addr_ = 0;
+    uint64_t size_ = 0;
+    long region_ = -1;
+    bool set_ = false;
+};
+
+}  // namespace AscendC
+
+namespace ascrun {
+
+// Resolves LocalTensor operand `role` of instruction `api`, which touches its first `count`
+// elements: checks it and returns the UB pointer. One call per operand per instruction.
+template <typename T>
+elem_t<T>* ub_operand(BlockContext& b, const char* api, const char* role, const AscendC::LocalTensor<T>& t,
+                      uint64_t count) {
+    if (!t.ascrun_bound()) {
+        fault(format("%s: %s LocalTensor was never initialized (default-constructed and not assigned from a "
+                     "constructor, AllocTensor, DeQue or Get)",
+                     api, role));
+    }
+    if (!in_ub(t.ascrun_pos())) {
+        fault(format("%s: %s LocalTensor is in TPosition %s; this instruction takes Unified Buffer tensors "
+                     "(VECIN, VECOUT, VECCALC)",
+                     api, role, position_name(t.ascrun_pos())));
+    }
+    const uint64_t addr = t.ascrun_addr();
+    const uint64_t end = addr + count * sizeof(T);
+    if (count > t.GetSize()) {
+        fault(format("%s: %s: %llu elements from UB offset %s exceed the LocalTensor's %u elements", api, role,
+                     static_cast<unsigned long long>(count), hex(addr).c_str(), t.GetSize()));
+    }
+    if (end > kUbBytes) {
+        fault(format("%s: %s LocalTensor range [%s, %s) is outside the Unified Buffer (%s bytes)", api, role,
+                     hex(addr).c_str(), hex(end).c_str(), hex(kUbBytes).c_str()));
+    }
+    if (addr % kUbAlign != 0) {
+        fault(format("%s: %s LocalTensor starts at UB offset %s, which is not 32-byte aligned (Unified Buffer "
+                     "operands must start on a 32-byte boundary)",
+                     api, role, hex(addr).c_str()));
+    }
+    return reinterpret_cast<elem_t<T>*>(b.ub + addr);
+}
+
+// Destination and source of one instruction may coincide exactly or be disjoint. A partial overlap
+// is only defined when the destination starts a whole number of 256-byte repeats below the source
+// (each repeat then reads its source before a later repeat overwrites it).
+template <typename T, typename U>
+void check_overlap(const char* api, const char* dst_role, const AscendC::LocalTensor<T>& dst, uint64_t dst_count,
+                   const char* src_role, const AscendC::LocalTensor<U>& src, uint64_t src_count) {
+    const uint64_t d = dst.ascrun_addr(), s = src.ascrun_addr();
+    const uint64_t d_end = d + dst_count * sizeof(T), s_end = s + src_count * sizeof(U);
+    if (d == s || d_end <= s || s_end <= d) return;
+    if (d < s && (s - d) % 256 == 0) return;
+    fault(format("%s: %s range [%s, %s) partially overlaps %s range [%s, %s) (operands must coincide or be disjoint)",
+                 api, dst_role, hex(d).c_str(), hex(d_end).c_str(), src_role, hex(s).c_str(), hex(s_end).c_str()));
+}
+
+// Instructions take int32_t counts; a negative one is a kernel bug.
+inline uint64_t checked_count(const char* api, int64_t count) {
+    if (count < 0) fault(format("%s: count %lld is negative", api, static_cast<long long>(count)));
+    return static_cast<uint64_t>(count);
+}
+
+}  // namespace ascrun
+
+#pragma GCC visibility pop
