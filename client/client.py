@@ -10,6 +10,7 @@ import functools
 import hashlib
 import os
 import time
+import uuid
 from typing import Any, Dict, Optional
 
 import httpx
@@ -25,11 +26,19 @@ DEFAULT_URL = "http://127.0.0.1:8000"
 TERMINAL = ("finished", "failed", "timed_out")
 POLL_S = 25  # one long-poll request; below the server's cap and common proxy idle timeouts
 WAIT_MARGIN_S = 60  # beyond the job's own timeout, for queueing
+RETRY_STATUSES = (502, 503, 504)
+RETRY_FIRST_DELAY_S = 0.2
+RETRY_MAX_DELAY_S = 5.0
 
 
 class Client:
-    def __init__(self, url: Optional[str] = None, token: Optional[str] = None, timeout: float = 60.0):
+    """One connection pool to one service. `timeout` bounds each HTTP request; `retries` is how
+    often an unreachable or briefly unavailable (502/503/504) service is tried again."""
+
+    def __init__(self, url: Optional[str] = None, token: Optional[str] = None, timeout: float = 60.0,
+                 retries: int = 6):
         self.url = (url or os.environ.get("ASCRUN_URL") or DEFAULT_URL).rstrip("/")
+        self.retries = retries
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.Client(base_url=self.url, headers=headers,
                                   timeout=httpx.Timeout(timeout, connect=10.0))
@@ -46,15 +55,27 @@ class Client:
     # -- HTTP, with every failure turned into one clear KernelError ---------------------------
 
     def _request(self, method: str, path: str, accept: tuple = (), **kwargs: Any) -> httpx.Response:
-        """The response, if it succeeded or its status is in `accept`; else KernelError."""
-        try:
-            response = self._http.request(method, path, **kwargs)
-        except httpx.TimeoutException:
-            raise KernelError(f"the ascrun service at {self.url} did not answer {method} {path} in time",
-                              kind="timeout") from None
-        except httpx.TransportError as e:
-            raise KernelError(f"cannot reach the ascrun service at {self.url}: {e.__class__.__name__}: {e}",
-                              kind="unavailable") from None
+        """The response, if it succeeded or its status is in `accept`; else KernelError.
+
+        Every call the client makes is idempotent (submissions carry an Idempotency-Key), so a
+        connection failure or a 502/503/504 is retried with exponential backoff."""
+        delay = RETRY_FIRST_DELAY_S
+        for attempt in range(self.retries + 1):
+            last = attempt == self.retries
+            try:
+                response = self._http.request(method, path, **kwargs)
+            except httpx.TimeoutException:
+                raise KernelError(f"the ascrun service at {self.url} did not answer {method} {path} in time",
+                                  kind="timeout") from None
+            except httpx.TransportError as e:
+                if last:
+                    raise KernelError(f"cannot reach the ascrun service at {self.url}: {e.__class__.__name__}: "
+                                      f"{e}", kind="unavailable") from None
+            else:
+                if response.status_code not in RETRY_STATUSES or last:
+                    break
+            time.sleep(delay)
+            delay = min(delay * 2, RETRY_MAX_DELAY_S)
         if response.is_success or response.status_code in accept:
             return response
         try:
@@ -85,9 +106,10 @@ class Client:
         """Submit; if the server lacks some blobs (409), upload just those and submit again.
         A re-run with the same inputs therefore uploads nothing and costs one request."""
         params = {"wait": f"{wait:.3f}"}
+        headers = {"Idempotency-Key": uuid.uuid4().hex}  # a retried submit never runs the job twice
         for _ in range(2):
             response = self._request("POST", "/v1/jobs", accept=(409,), json=body, params=params,
-                                     timeout=wait + 30)
+                                     headers=headers, timeout=wait + 30)
             if response.status_code != 409:
                 return response.json()
             for digest in response.json()["error"]["missing"]:

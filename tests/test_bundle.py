@@ -160,3 +160,28 @@ def test_defined_functions_see_restricted_builtins():
 def test_malformed_bundle_json():
     with pytest.raises(BundleRejected, match="malformed kernel bundle"):
         KernelBundle.from_json({"entry": "k"})
+
+
+def test_kernel_cannot_reach_modules_outside_the_kernel_language(tmp_path):
+    """pyasc's codegen calls what a kernel names: asc.runtime...os.system must never get that far."""
+    from ascrun.compiler import frontend
+    marker = tmp_path / "pwned"
+    path = tmp_path / "hostile.py"
+    path.write_text(f"import asc\n\n@asc.jit\ndef k(x: asc.GlobalAddress):\n"
+                    f"    asc.runtime.compiler.os.system('touch {marker}')\n")
+    b = bundle.collect(load_module(path).k)
+    with pytest.raises(BundleRejected, match=r"'asc.runtime' is the module asc.runtime; kernels may use only"):
+        frontend.run(b, [frontend.ArgSpec("tensor", "float32")])
+    assert not marker.exists()
+
+
+def test_kernel_cannot_name_open_or_import(tmp_path):
+    from ascrun.compiler import frontend
+    b = _one_function_bundle("""
+        @asc.jit
+        def k(x: asc.GlobalAddress):
+            open('/etc/passwd').read()
+    """)
+    from ascrun.compiler.errors import CompileError
+    with pytest.raises(CompileError, match="open is not defined"):  # pyasc's NameError: no open() here
+        frontend.run(b, [frontend.ArgSpec("tensor", "float32")])

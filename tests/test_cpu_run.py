@@ -145,3 +145,22 @@ def test_process_survives_faults_and_runs_the_next_kernel(add_example):
     z = np.zeros_like(x)
     ascrun.run_local(add_example.vadd_kernel, 2, x, y, z, 2048)
     np.testing.assert_allclose(z, x + y)
+
+
+def test_torch_cpu_tensors_are_written_in_place(add_example):
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    x = torch.rand(4096)
+    y = torch.rand(4096)
+    z = torch.zeros(4096)
+    result = ascrun.run_local(add_example.vadd_kernel, 2, x, y, z, 2048)
+    assert torch.equal(z, x + y)
+    assert z.dtype == torch.float32 and set(result.outputs) == {"z"}
+
+
+def test_non_contiguous_numpy_output_is_copied_back(add_example):
+    x, y = _inputs(4096, np.float32)
+    backing = np.zeros((4096, 2), np.float32)
+    z = backing[:, 0]  # a strided view: the kernel runs on a contiguous copy, copied back
+    ascrun.run_local(add_example.vadd_kernel, 2, x, y, z, 2048)
+    np.testing.assert_array_equal(backing[:, 0], x + y)
+    assert not backing[:, 1].any()

@@ -22,6 +22,9 @@ from .errors import BundleRejected
 
 # The package a kernel may reference by module; everything else must be a literal constant.
 ALLOWED_MODULE = "asc"
+# pyasc's codegen calls whatever Python callable a kernel names, so a kernel may reach only the
+# kernel language through `asc.`: a chain such as asc.runtime.compiler.os.system is refused.
+LANGUAGE_MODULE = "asc.language"
 # Builtins a kernel may name: those pyasc's codegen resolves (NameScope.builtins), plus bool for
 # annotations. Defined functions see only these, so a bundle cannot reach open(), __import__ or
 # exec through its namespace.
@@ -294,6 +297,32 @@ def _validate_function(fn: KernelFunction, asc_names: Iterable[str]) -> None:
             raise reject(inner.lineno, f"dunder name '{inner.id}' is not allowed in kernels")
 
 
+def _attribute_chain(node: ast.Attribute) -> Tuple[str, ...] | None:
+    names = []
+    while isinstance(node, ast.Attribute):
+        names.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return (node.id, *reversed(names))
+
+
+def _check_reach(fn: KernelFunction, modules: Mapping[str, types.ModuleType]) -> None:
+    """Every `alias.a.b...` chain must stay inside the asc package's kernel language."""
+    for node in ast.walk(ast.parse(fn.source)):
+        chain = _attribute_chain(node) if isinstance(node, ast.Attribute) else None
+        if chain is None or chain[0] not in modules:
+            continue
+        value = modules[chain[0]]
+        for depth, attr in enumerate(chain[1:], start=1):
+            value = getattr(value, attr, None)
+            if isinstance(value, types.ModuleType) and not (
+                    value.__name__ == LANGUAGE_MODULE or value.__name__.startswith(LANGUAGE_MODULE + ".")):
+                line = fn.lineno + node.lineno - 1
+                raise BundleRejected(f"kernel '{fn.name}' ({fn.filename}:{line}): '{'.'.join(chain[:depth + 1])}' "
+                                     f"is the module {value.__name__}; kernels may use only asc's kernel language")
+
+
 def define(bundle: KernelBundle, import_module: Callable[[str], types.ModuleType]) -> Mapping[str, Any]:
     """Validate the bundle, then define its functions in one namespace with restricted builtins.
 
@@ -305,6 +334,8 @@ def define(bundle: KernelBundle, import_module: Callable[[str], types.ModuleType
     namespace: Dict[str, Any] = {"__builtins__": safe_builtins, "__name__": "ascrun_bundle"}
     for alias, module in bundle.modules:
         namespace[alias] = import_module(module)
+    for fn in bundle.functions:
+        _check_reach(fn, {alias: namespace[alias] for alias, _ in bundle.modules})
     for name, literal in bundle.constants:
         namespace[name] = ast.literal_eval(literal)
     for fn in bundle.functions:

@@ -20,30 +20,29 @@ namespace fp16 {
 
 constexpr uint32_t float_bits(float f) { return __builtin_bit_cast(uint32_t, f); }
 constexpr float bits_float(uint32_t u) { return __builtin_bit_cast(float, u); }
+// c ? a : b with masks: both sides are computed unconditionally, so the compiler keeps the
+// floating-point operations out of branches and can vectorize loops over these conversions.
+constexpr uint32_t select(bool c, uint32_t a, uint32_t b) {
+    const uint32_t m = 0u - static_cast<uint32_t>(c);
+    return (a & m) | (b & ~m);
+}
 
 // float -> binary16, round to nearest even; keeps the sign of zeros, maps NaN to a quiet NaN
-// with the top payload bits, overflow to infinity.
+// with the top payload bits, overflow to infinity. Branch-free (selects only), so element
+// loops over half vectorize.
 constexpr uint16_t from_float(float f) {
     const uint32_t x = float_bits(f);
-    const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
-    uint32_t a = x & 0x7fffffffu;
-    if (a >= 0x7f800000u) {  // inf or NaN
-        return static_cast<uint16_t>(sign | 0x7c00u | (a > 0x7f800000u ? (0x0200u | ((a >> 13) & 0x03ffu)) : 0u));
-    }
-    if (a >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520 rounds to inf
-    if (a >= 0x38800000u) {                                               // normal half (>= 2^-14)
-        a += 0x00000fffu + ((a >> 13) & 1u);
-        return static_cast<uint16_t>(sign | ((a - 0x38000000u) >> 13));
-    }
-    if (a <= 0x33000000u) return sign;  // <= 2^-25: rounds to (signed) zero, the tie included
-    const uint32_t e = a >> 23;         // 102..112
-    const uint32_t m = (a & 0x007fffffu) | 0x00800000u;
-    const uint32_t shift = 126u - e;    // 14..24
-    uint32_t r = m >> shift;
-    const uint32_t rem = m & ((1u << shift) - 1u);
-    const uint32_t halfway = 1u << (shift - 1u);
-    if (rem > halfway || (rem == halfway && (r & 1u))) ++r;
-    return static_cast<uint16_t>(sign | r);  // r == 0x400 is the smallest normal: still right
+    const uint32_t sign = (x >> 16) & 0x8000u;
+    const uint32_t a = x & 0x7fffffffu;
+    // >= 2^-14: rebias the exponent (-112 << 23) and round on bit 13, ties to even; values in
+    // [65520, 65536) round up to the infinity encoding 0x7c00.
+    const uint32_t normal = (a + 0xc8000fffu + ((a >> 13) & 1u)) >> 13;
+    // < 2^-14: adding 0.5f makes the FPU round (to nearest even) at the half-subnormal quantum
+    // 2^-24, leaving the half's mantissa in the low bits.
+    const uint32_t subnormal = float_bits(bits_float(a) + 0.5f) - 0x3f000000u;
+    const uint32_t inf_nan = select(a > 0x7f800000u, 0x7e00u | ((a >> 13) & 0x03ffu), 0x7c00u);
+    const uint32_t r = select(a >= 0x47800000u, inf_nan, select(a < 0x38800000u, subnormal, normal));
+    return static_cast<uint16_t>(sign | r);
 }
 
 // double -> binary16 directly (no double rounding through float).
@@ -70,14 +69,14 @@ constexpr uint16_t from_double(double d) {
     return static_cast<uint16_t>(sign | (bits >= 0x7c00u ? 0x7c00u : bits));
 }
 
+// binary16 -> float (exact). Branch-free: the half's exponent and mantissa, shifted into a
+// float and scaled by 2^112, are the value for normals and subnormals alike.
 constexpr float to_float(uint16_t h) {
     const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-    const uint32_t e = (h >> 10) & 0x1fu;
-    const uint32_t m = h & 0x03ffu;
-    if (e == 0x1fu) return bits_float(sign | 0x7f800000u | (m << 13));
-    if (e != 0) return bits_float(sign | ((e + 112u) << 23) | (m << 13));
-    const float v = static_cast<float>(m) * 5.9604644775390625e-08f;  // m * 2^-24, exact
-    return sign ? -v : v;
+    const uint32_t em = h & 0x7fffu;
+    const uint32_t finite = float_bits(bits_float(em << 13) * 0x1p112f);
+    const uint32_t inf_nan = 0x7f800000u | (em << 13);
+    return bits_float(sign | select(em >= 0x7c00u, inf_nan, finite));
 }
 
 // float -> bfloat16, round to nearest even; NaN stays a quiet NaN.
