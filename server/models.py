@@ -72,6 +72,7 @@ class JobResult(BaseModel):
     """A job's state; outputs, timings, cache and ir_hash once finished, error once failed."""
     id: str
     status: Literal["queued", "started", "finished", "failed", "timed_out"]
+    tenant: str
     target: str
     core_num: int
     kernel: str
@@ -86,6 +87,10 @@ class JobResult(BaseModel):
     error: Optional[ErrorInfo] = None
 
 
+class JobList(BaseModel):
+    jobs: List[JobResult]
+
+
 class MissingBlobsRequest(Strict):
     digests: List[Digest] = Field(max_length=4096)
 
@@ -98,6 +103,7 @@ class Health(BaseModel):
     status: Literal["ok"]
     redis: str
     workers: Dict[str, int]
+    open_mode: bool  # true: no tokens are configured, anyone may use the service
 
 
 class ErrorResponse(BaseModel):

@@ -23,8 +23,9 @@ class Settings:
     blob_ttl_s: int = 3600
     result_ttl_s: int = 86400
     artifact_ttl_s: int = 7 * 86400
-    max_blob_bytes: int = 1 << 30
-    max_request_bytes: int = 16 << 20
+    max_request_bytes: int = 64 << 20  # hard cap on any JSON body, before authentication
+    worker_memory_bytes: int = 8 << 30  # address space of a work horse (0: unlimited)
+    worker_max_files: int = 256
     job_timeout_s: int = 120
     max_job_timeout_s: int = 600
     max_wait_s: int = 60
@@ -36,8 +37,9 @@ class Settings:
             blob_ttl_s=_int("ASCRUN_BLOB_TTL", cls.blob_ttl_s),
             result_ttl_s=_int("ASCRUN_RESULT_TTL", cls.result_ttl_s),
             artifact_ttl_s=_int("ASCRUN_ARTIFACT_TTL", cls.artifact_ttl_s),
-            max_blob_bytes=_int("ASCRUN_MAX_BLOB_BYTES", cls.max_blob_bytes),
             max_request_bytes=_int("ASCRUN_MAX_REQUEST_BYTES", cls.max_request_bytes),
+            worker_memory_bytes=_int("ASCRUN_WORKER_MEMORY_BYTES", cls.worker_memory_bytes),
+            worker_max_files=_int("ASCRUN_WORKER_MAX_FILES", cls.worker_max_files),
             job_timeout_s=_int("ASCRUN_JOB_TIMEOUT", cls.job_timeout_s),
             max_job_timeout_s=_int("ASCRUN_MAX_JOB_TIMEOUT", cls.max_job_timeout_s),
             max_wait_s=_int("ASCRUN_MAX_WAIT", cls.max_wait_s),

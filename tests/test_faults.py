@@ -1,0 +1,100 @@
+"""Faults: a crashed work horse, a SIGKILLed worker, Redis restarted under the server.
+
+Each test has its own Redis, server and worker, so what it breaks is its own."""
+import os
+import signal
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+import ascrun
+import ops
+from conftest import Service, start_redis
+
+
+@pytest.fixture
+def pool(tmp_path):
+    proc, url = start_redis(tmp_path)
+    svc = Service(url)
+    svc.redis = (proc, url, tmp_path)
+    svc.add_worker()
+    yield svc
+    svc.stop()
+    svc.redis[0].terminate()
+    svc.redis[0].wait(10)
+
+
+def _children(pid: int):
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(stat.parent.name))
+        except (OSError, ValueError):
+            pass
+    return found
+
+
+def _start_spin(client, rounds=2**31 - 1, timeout=60):
+    x = np.ones(64, np.float32)
+    args, blobs = client._arguments(ascrun.args.prepare(["x", "z", "rounds"], [x, np.zeros_like(x), rounds]))
+    bundle = ascrun.compiler.bundle.collect(ops.spin_kernel).to_json()
+    job = client._submit({"bundle": bundle, "core_num": 1, "args": args, "timeout": timeout}, blobs, wait=0)
+    deadline = time.monotonic() + 60
+    while client._request("GET", f"/v1/jobs/{job['id']}").json()["status"] != "started":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    return job["id"]
+
+
+def _launch_ok(client):
+    x = np.arange(64, dtype=np.float32)
+    z = np.zeros_like(x)
+    client.launch(ops.spin_kernel, 1, x, z, 1)
+    np.testing.assert_array_equal(z, x + 1)
+
+
+def test_crashed_work_horse_fails_its_job_only(pool):
+    with ascrun.Client(pool.url) as client:
+        job_id = _start_spin(client)
+        horses = _children(pool.workers[0].pid)
+        assert len(horses) == 1
+        os.kill(horses[0], signal.SIGSEGV)  # what a native crash in the kernel does
+        record = client.wait(job_id, 30)
+        assert record["status"] == "failed" and record["error"]["kind"] == "runtime_error"
+        assert record["error"]["message"] == "the kernel crashed the worker's work horse: it was killed by SIGSEGV"
+        _launch_ok(client)  # the same worker serves the next job
+
+
+def test_sigkilled_worker_job_ends_failed_in_bounded_time(pool):
+    with ascrun.Client(pool.url) as client:
+        job_id = _start_spin(client)
+        os.killpg(pool.workers[0].pid, signal.SIGKILL)  # the worker and its work horse
+        killed = time.monotonic()
+        record = client.wait(job_id, 30)
+        assert time.monotonic() - killed < 10
+        assert record["status"] == "failed"
+        assert "the worker running this job stopped (no heartbeat" in record["error"]["message"]
+        pool.add_worker()
+        _launch_ok(client)
+
+
+def test_redis_restart_gives_503_then_recovers_and_loses_no_job(pool):
+    proc, url, workdir = pool.redis
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    with ascrun.Client(pool.url) as client:
+        job_id = _start_spin(client, timeout=4)  # ends by its timeout while Redis is away and back
+        proc.send_signal(signal.SIGTERM)  # a graceful restart: Redis flushes its append-only file
+        proc.wait(10)
+        down = httpx.get(f"{pool.url}/v1/jobs/{job_id}")
+        assert down.status_code == 503
+        assert down.json()["error"]["kind"] == "unavailable"
+        assert "Redis is unreachable" in down.json()["error"]["message"]
+        pool.redis = (start_redis(workdir, port)[0], url, workdir)
+        record = client.wait(job_id, 60)  # accepted before the restart: it still reaches an end
+        assert record["status"] in ("timed_out", "failed")
+        assert httpx.get(f"{pool.url}/v1/health").status_code == 200
+        _launch_ok(client)
