@@ -182,6 +182,13 @@ def test_kernel_cannot_name_open_or_import(tmp_path):
         def k(x: asc.GlobalAddress):
             open('/etc/passwd').read()
     """)
-    from ascrun.compiler.errors import CompileError
-    with pytest.raises(CompileError, match="open is not defined"):  # pyasc's NameError: no open() here
+    with pytest.raises(BundleRejected, match=r"kernel 'k' \(kern.py:12\) reads 'open', which the bundle does not"):
         frontend.run(b, [frontend.ArgSpec("tensor", "float32")])
+
+
+def test_validation_refuses_recursion():
+    b = KernelBundle(entry="a", modules=(("asc", "asc"),), constants=(), functions=(
+        KernelFunction("a", "@asc.jit\ndef a(x: int):\n    b(x)\n", "k.py", 1),
+        KernelFunction("b", "@asc.jit\ndef b(x: int):\n    a(x)\n", "k.py", 5)))
+    with pytest.raises(BundleRejected, match=r"kernel 'a' calls itself \(a -> b -> a\): recursion is not supported"):
+        bundle.validate(b)

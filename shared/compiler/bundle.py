@@ -256,6 +256,37 @@ def _validate_digest(digest: str, bundle: KernelBundle) -> None:
                                  "None and tuples of these are allowed")
     for fn in bundle.functions:
         _validate_function(fn, asc_names)
+    _validate_names_and_calls(bundle)
+
+
+def _validate_names_and_calls(bundle: KernelBundle) -> None:
+    """Every name a kernel reads is defined by the bundle, and no kernel calls itself (pyasc
+    inlines calls, so recursion would never end)."""
+    functions = {f.name for f in bundle.functions}
+    defined = functions | {n for n, _ in bundle.constants} | {n for n, _ in bundle.modules} | set(KERNEL_BUILTINS)
+    calls: Dict[str, set] = {}
+    for fn in bundle.functions:
+        tree = ast.parse(fn.source).body[0]
+        for name, line in _free_names(tree):
+            if name not in defined:
+                raise BundleRejected(f"kernel '{fn.name}' ({fn.filename}:{fn.lineno + line - 1}) reads '{name}', "
+                                     "which the bundle does not define")
+        calls[fn.name] = {n.func.id for n in ast.walk(tree)
+                          if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in functions}
+    for start in calls:
+        path, todo = {start: None}, [start]
+        while todo:
+            caller = todo.pop()
+            for callee in calls[caller]:
+                if callee == start:
+                    cycle = [caller]
+                    while path[cycle[-1]] is not None:
+                        cycle.append(path[cycle[-1]])
+                    chain = " -> ".join(reversed(cycle)) + f" -> {start}"
+                    raise BundleRejected(f"kernel '{start}' calls itself ({chain}): recursion is not supported")
+                if callee not in path:
+                    path[callee] = caller
+                    todo.append(callee)
 
 
 def _validate_function(fn: KernelFunction, asc_names: Iterable[str]) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Sequence, Tuple
 
 from .bundle import KernelBundle, define
-from .errors import BundleRejected, CompileError
+from .errors import BundleRejected, CompileError, KernelError
 
 SCALAR_TYPES = ("int", "float", "bool")
 
@@ -184,8 +184,14 @@ def _mock_arg(asc_jit, dtype_cls, arg: ArgSpec) -> Any:
     return np.dtype(arg.dtype).type(arg.value)
 
 
-def _compile_error(exc: BaseException, bundle: KernelBundle, fn_name: str | None) -> CompileError:
+def _compile_error(exc: BaseException, bundle: KernelBundle, fn_name: str | None) -> KernelError:
     """pyasc's message, plus where in the author's file it points."""
+    cause = exc
+    while cause is not None:
+        if isinstance(cause, MemoryError):
+            return KernelError(f"compiling '{bundle.entry}' ran out of memory: the kernel builds more at compile "
+                               "time than this host allows", kind="limit")
+        cause = cause.__cause__ or cause.__context__
     message = str(exc) or exc.__class__.__name__
     node = getattr(exc, "node", None)
     location = ""
