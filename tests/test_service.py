@@ -188,3 +188,23 @@ def test_blob_limits_and_digest_checks(redis_url):
         assert good.status_code == 201
     finally:
         small.stop()
+
+
+def test_retried_submit_with_the_same_idempotency_key_runs_once(client, add_example):
+    import httpx
+    x = np.arange(4096, dtype=np.float32)
+    args, blobs = client._arguments(ascrun.args.prepare(["x", "y", "z", "block_length"],
+                                                        [x, x, np.zeros_like(x), 2048]))
+    for digest, data in blobs.items():
+        httpx.put(f"{client.url}/v1/blobs/{digest}", content=data).raise_for_status()
+    body = {"bundle": ascrun.compiler.bundle.collect(add_example.vadd_kernel).to_json(), "core_num": 2,
+            "args": args}
+    headers = {"Idempotency-Key": "retry-me-1"}
+    first = httpx.post(f"{client.url}/v1/jobs", json=body, headers=headers).json()
+    again = httpx.post(f"{client.url}/v1/jobs", json=body, headers=headers, params={"wait": 30}).json()
+    assert again["id"] == first["id"] and again["status"] == "finished"
+    listed = [j["id"] for j in httpx.get(f"{client.url}/v1/jobs", params={"limit": 50}).json()["jobs"]]
+    assert listed.count(first["id"]) == 1
+    other = httpx.post(f"{client.url}/v1/jobs", json={**body, "core_num": 1}, headers=headers)
+    assert other.status_code == 422
+    assert other.json()["error"]["message"] == "this Idempotency-Key was used for a different submission"
