@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 
 .PHONY: demo test
 demo: $(STAMP)
-	$(VENV)/bin/python examples/add.py
+	$(VENV)/bin/python examples/add_remote.py
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest -q

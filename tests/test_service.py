@@ -116,7 +116,7 @@ def test_server_rejects_a_bundle_that_imports(client, add_example):
 
 
 def test_unreachable_service_is_one_clear_error(add_example):
-    with ascrun.Client("http://127.0.0.1:9") as dead:
+    with ascrun.Client("http://127.0.0.1:9", retries=1) as dead:
         with pytest.raises(ascrun.KernelError) as e:
             dead.launch(add_example.vadd_kernel, 1, np.zeros(2048, np.float32), np.zeros(2048, np.float32),
                         np.zeros(2048, np.float32), 2048)

@@ -14,7 +14,9 @@ import redis
 from rq import Queue, Worker
 from rq.serializers import JSONSerializer
 
-from ...compiler import pipeline
+from ...compiler import frontend, pipeline
+from ...compiler.bundle import KernelBundle, KernelFunction
+from ...compiler.frontend import ArgSpec
 from ..settings import Settings
 from ..store import JobStore, queue_name
 
@@ -30,9 +32,15 @@ def _describe_exit(ret_val: int) -> str:
     return f"exited with status {os.WEXITSTATUS(ret_val)}"
 
 
+# Compiled once before forking: pyasc's first compile in a process sets up MLIR (about 2 s),
+# and every work horse inherits that instead of paying for it on each frontend cache miss.
+WARM_UP = KernelBundle(entry="ascrun_warm_up", constants=(), modules=(("asc", "asc"),), functions=(
+    KernelFunction("ascrun_warm_up", "@asc.jit\ndef ascrun_warm_up(x: asc.GlobalAddress):\n"
+                   "    asc.pipe_barrier(asc.PipeID.PIPE_ALL)\n", "<ascrun warm-up>", 1),))
+
+
 def serve(targets: Sequence[str], settings: Settings, burst: bool = False, name: str | None = None) -> None:
-    import asc  # noqa: F401 - loaded once here, inherited by every work horse
-    from ...compiler import frontend  # noqa: F401
+    frontend.run(WARM_UP, [ArgSpec("tensor", "float32")])
 
     for target in targets:
         _ = pipeline.get_target(target).toolchain.id  # fails now, not per job, if the toolchain is missing
