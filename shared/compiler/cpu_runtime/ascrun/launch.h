@@ -18,6 +18,7 @@
 //       truncated to err_cap bytes); or 2 with a message if the call itself is invalid.
 #pragma once
 
+#include <cfenv>
 #include <condition_variable>
 #include <initializer_list>
 #include <new>
@@ -155,9 +156,14 @@ private:
     uint8_t* p_;
 };
 
-// One block on the calling thread: fresh context and UB contents, faults recorded, never throws.
+// One block on the calling thread: fresh context and UB contents, the default floating-point
+// environment (round to nearest, no flush-to-zero, whatever the host process set), faults
+// recorded, never throws.
 template <typename Body>
 void run_block(LaunchContext& lc, uint32_t idx, uint8_t* ub, const Body& body) noexcept {
+    std::fenv_t host_env;
+    const bool env_saved = std::fegetenv(&host_env) == 0;
+    std::fesetenv(FE_DFL_ENV);
     BlockContext ctx;
     ctx.launch = &lc;
     ctx.block_idx = idx;
@@ -177,6 +183,7 @@ void run_block(LaunchContext& lc, uint32_t idx, uint8_t* ub, const Body& body) n
         report(lc, idx, "the kernel threw an unknown exception");
     }
     tls_block = nullptr;
+    if (env_saved) std::fesetenv(&host_env);
 }
 
 // Blocks 0..n-1 on up to kMaxConcurrentBlocks threads: with n <= that, one thread per block.
