@@ -4,16 +4,15 @@ fetch input blobs -> frontend (memo in Redis) -> build (artifact in Redis) -> ru
 """
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import os
-import resource
 import signal
 import threading
 import time
 from typing import Any, Dict, List
 
 import numpy as np
+import redis
 from rq import get_current_job
 
 from ...compiler import pipeline
@@ -22,9 +21,9 @@ from ...compiler.errors import KernelError
 from ...compiler.frontend import ArgSpec, param_names
 from ..settings import Settings
 from ..store import HEARTBEAT_S, JobStore, RedisCache
+from . import sandbox
 
 JOB_FUNCTION = "ascrun.server.workers.job.run_job"
-PR_SET_PDEATHSIG = 1  # <sys/prctl.h>
 
 
 def _inputs(store: JobStore, tenant: str, bundle: KernelBundle, args: List[Dict[str, Any]]):
@@ -63,26 +62,6 @@ def _start_watchdog(store: JobStore, job_id: str, timeout_s: float) -> threading
     return done
 
 
-def _die_with_worker() -> None:
-    """Have Linux kill this work horse if its worker dies (e.g. SIGKILL), so the job's heartbeat
-    stops and the server's reaper fails it, instead of an orphan running on unseen."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
-
-
-def _limit_resources(settings: Settings, timeout_s: float) -> None:
-    """Bound what a hostile or broken kernel can take from the host, in this work horse only."""
-    limits = [(resource.RLIMIT_CPU, int(timeout_s) + 30), (resource.RLIMIT_NOFILE, settings.worker_max_files),
-              (resource.RLIMIT_CORE, 0)]
-    if settings.worker_memory_bytes > 0:
-        limits.append((resource.RLIMIT_AS, settings.worker_memory_bytes))
-    for which, value in limits:
-        soft, hard = resource.getrlimit(which)
-        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        resource.setrlimit(which, (value, value if hard == resource.RLIM_INFINITY else hard))
-
-
 def run_job(job_id: str) -> str:
     """Entry point named in the queue (JOB_FUNCTION); returns the job's final status."""
     settings = Settings.from_env()
@@ -94,9 +73,13 @@ def run_job(job_id: str) -> str:
         store.fail(job_id, "bad_request", "the job's launch spec expired before a worker took it")
         return "failed"
     timeout_s = float(spec.get("timeout") or settings.job_timeout_s)
-    _die_with_worker()
-    done = _start_watchdog(store, job_id, timeout_s)
-    _limit_resources(settings, timeout_s)
+    sandbox.die_with_parent()
+    # The watchdog talks to Redis on a connection of its own, opened now: no new sockets later.
+    watchdog_store = JobStore(redis.Redis(connection_pool=redis.ConnectionPool(
+        **rq_job.connection.connection_pool.connection_kwargs)), settings)
+    watchdog_store.heartbeat(job_id)
+    done = _start_watchdog(watchdog_store, job_id, timeout_s)
+    sandbox.limit_resources(int(timeout_s) + 30, settings.worker_max_files, settings.worker_memory_bytes)
     tenant = spec["tenant"]
     timings = {"queue": max(0.0, record["started_at"] - record.get("created_at", record["started_at"]))}
     start = time.perf_counter()
@@ -108,6 +91,7 @@ def run_job(job_id: str) -> str:
         built = pipeline.build(bundle, specs, target, frontend_cache=cache, artifact_cache=cache,
                                options=spec.get("options") or {},
                                on_frontend=lambda key: store.put_frontend_key(job_id, key))
+        sandbox.forbid_processes_and_sockets()  # the compiler has run; the kernel needs neither
         ran = pipeline.run(built, target, int(spec["core_num"]), values)
         outputs = {}
         for name in ran.written:
