@@ -10,7 +10,8 @@ import ascrun
 import ops
 from conftest import Service
 
-TOKENS = {"alice": "alice-secret-token", "bob": "bob-secret-token", "tiny": "tiny-secret-token"}
+TOKENS = {"alice": "alice-secret-token", "bob": "bob-secret-token", "tiny": "tiny-secret-token",
+          "lean": "lean-secret-token"}
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +20,9 @@ def pool(redis_url, service):
     config = {
         "limits": {"max_core_num": 16},
         "tenants": [{"name": name, "token_sha256": hashlib.sha256(token.encode()).hexdigest()}
-                    for name, token in TOKENS.items() if name != "tiny"] + [
+                    for name, token in TOKENS.items() if name in ("alice", "bob")] + [
+            {"name": "lean", "token_sha256": hashlib.sha256(TOKENS["lean"].encode()).hexdigest(),
+             "limits": {"max_bytes_in_flight": 400}},
             {"name": "tiny", "token_sha256": hashlib.sha256(TOKENS["tiny"].encode()).hexdigest(),
              "limits": {"max_blob_bytes": 4096, "max_active_jobs": 1, "launches_per_minute": 3,
                         "max_bundle_bytes": 2000, "max_request_bytes": 20000, "max_bytes_in_flight": 1 << 20}}],
@@ -109,3 +112,12 @@ def test_active_jobs_and_rate_limits(pool):
                 outcomes.append(str(err))
         assert "more than 3 launches this minute (launches_per_minute)" in outcomes
         assert "finished" in outcomes
+
+
+def test_bytes_in_flight_limit(pool):
+    x = np.ones(64, np.float32)  # x and z: 512 tensor bytes, over lean's 400
+    with ascrun.Client(pool.url, token=TOKENS["lean"], retries=0) as lean:
+        with pytest.raises(ascrun.KernelError) as e:
+            lean.launch(ops.spin_kernel, 1, x, np.zeros_like(x), 1)
+    assert e.value.kind == "limit"
+    assert str(e.value) == "tensor bytes of your queued and running jobs would exceed 400 (max_bytes_in_flight)"
