@@ -5,6 +5,8 @@
 // IEEE/numpy: a NaN operand gives NaN; equal operands give the first.
 #pragma once
 
+#include <cmath>
+
 #include "core.h"
 
 #pragma GCC visibility push(hidden)
@@ -67,6 +69,65 @@ inline T max(T a, T b) {
 template <typename T>
 inline T min(T a, T b) {
     return (a <= b || a != a) ? a : b;
+}
+
+template <typename T>
+inline T band(T a, T b) {
+    return static_cast<T>(a & b);
+}
+template <typename T>
+inline T bor(T a, T b) {
+    return static_cast<T>(a | b);
+}
+template <typename T>
+inline T bnot(T a) {
+    return static_cast<T>(~a);
+}
+// Shifts: the caller has checked 0 <= s < bit width. Signed ShiftRight is arithmetic (A2/A3).
+template <typename T>
+inline T shl(T a, T s) {
+    return static_cast<T>(static_cast<wrap_t<T>>(static_cast<wrap_t<T>>(a) << static_cast<unsigned>(s)));
+}
+template <typename T>
+inline T shr(T a, T s) {
+    return static_cast<T>(a >> static_cast<unsigned>(s));
+}
+template <typename T>
+inline T relu(T a) {
+    return a > T(0) ? a : (a != a ? a : T(0));
+}
+template <typename T>
+inline T abs(T a) {
+    if constexpr (std::is_same<T, half>::value) {
+        return half::from_bits(static_cast<uint16_t>(a.bits & 0x7fffu));
+    } else {
+        return std::fabs(a);
+    }
+}
+template <typename T>
+inline T leaky_relu(T a, T s) {
+    return a >= T(0) ? a : a * s;
+}
+// Transcendentals: evaluated in float, then rounded once to T.
+template <typename T>
+inline T exp(T a) {
+    return static_cast<T>(std::exp(static_cast<float>(a)));
+}
+template <typename T>
+inline T ln(T a) {
+    return static_cast<T>(std::log(static_cast<float>(a)));
+}
+template <typename T>
+inline T sqrt(T a) {
+    return static_cast<T>(std::sqrt(static_cast<float>(a)));
+}
+template <typename T>
+inline T rsqrt(T a) {
+    return static_cast<T>(1.0f / std::sqrt(static_cast<float>(a)));
+}
+template <typename T>
+inline T reciprocal(T a) {
+    return static_cast<T>(1.0f / static_cast<float>(a));
 }
 
 }  // namespace arith

@@ -220,6 +220,12 @@ struct BlockContext {
     const void* pipe = nullptr;
     uint32_t pipe_generation = 0;  // bumped by every TPipe construction/Reset/Destroy
     uint32_t next_queue_id = 1;
+
+    // mask.h: the vector mask register and mode. Normal mode: bit i of (mask_hi:mask_lo) enables
+    // element i of every repeat. Counter mode: mask_lo is the element count of the instruction.
+    uint64_t mask_lo = ~uint64_t(0);
+    uint64_t mask_hi = ~uint64_t(0);
+    bool counter_mode = false;
 };
 
 inline thread_local BlockContext* tls_block = nullptr;
