@@ -21,7 +21,7 @@ def masked_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddre
                   lo: asc.ConstExpr[int], hi: asc.ConstExpr[int], repeat: asc.ConstExpr[int],
                   dbs: asc.ConstExpr[int], s0bs: asc.ConstExpr[int], s1bs: asc.ConstExpr[int],
                   drs: asc.ConstExpr[int], s0rs: asc.ConstExpr[int], s1rs: asc.ConstExpr[int],
-                  scalar: asc.ConstExpr[float]):
+                  scalar: asc.ConstExpr):
     x_gm = asc.GlobalTensor()
     y_gm = asc.GlobalTensor()
     z_gm = asc.GlobalTensor()
@@ -121,5 +121,57 @@ def count_no_mask_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n: asc.Cons
     asc.data_copy(xl, x_gm, n)
     asc.pipe_barrier(asc.PipeID.PIPE_ALL)
     asc.adds(zl, xl, 1.0, n, is_set_mask=False)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.data_copy(z_gm, zl, n)
+
+
+@asc.jit
+def count_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n: asc.ConstExpr[int], count: asc.ConstExpr[int],
+                 op: asc.ConstExpr[str], scalar: asc.ConstExpr):
+    """The count form of the vector-scalar, unary, Duplicate, Axpy and Copy instructions on the
+    first `count` elements; z is read first (Axpy accumulates into it; the rest keeps its values)."""
+    x_gm = asc.GlobalTensor()
+    z_gm = asc.GlobalTensor()
+    x_gm.set_global_buffer(x, n)
+    z_gm.set_global_buffer(z, n)
+    xl = asc.LocalTensor(x.dtype, asc.TPosition.VECIN, 0, n)
+    zl = asc.LocalTensor(z.dtype, asc.TPosition.VECOUT, n * x.dtype.sizeof(), n)
+    asc.data_copy(xl, x_gm, n)
+    asc.data_copy(zl, z_gm, n)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    if op == "adds":
+        asc.adds(zl, xl, scalar, count)
+    elif op == "muls":
+        asc.muls(zl, xl, scalar, count)
+    elif op == "maxs":
+        asc.maxs(zl, xl, scalar, count)
+    elif op == "mins":
+        asc.mins(zl, xl, scalar, count)
+    elif op == "leaky_relu":
+        asc.leaky_relu(zl, xl, scalar, count)
+    elif op == "shift_left":
+        asc.shift_left(zl, xl, scalar, count)
+    elif op == "shift_right":
+        asc.shift_right(zl, xl, scalar, count)
+    elif op == "axpy":
+        asc.axpy(zl, xl, scalar, count)
+    elif op == "abs":
+        asc.abs(zl, xl, count)
+    elif op == "exp":
+        asc.exp(zl, xl, count)
+    elif op == "ln":
+        asc.ln(zl, xl, count)
+    elif op == "sqrt":
+        asc.sqrt(zl, xl, count)
+    elif op == "rsqrt":
+        asc.rsqrt(zl, xl, count)
+    elif op == "reciprocal":
+        asc.reciprocal(zl, xl, count)
+    elif op == "relu":
+        asc.relu(zl, xl, count)
+    elif op == "not":
+        asc.bitwise_not(zl, xl, count)
+    elif op == "duplicate":
+        asc.duplicate(zl, scalar, count)
     asc.pipe_barrier(asc.PipeID.PIPE_ALL)
     asc.data_copy(z_gm, zl, n)
