@@ -53,7 +53,7 @@ def _start_spin(client, rounds=2**31 - 1, timeout=60):
 def _launch_ok(client):
     x = np.arange(64, dtype=np.float32)
     z = np.zeros_like(x)
-    client.launch(ops.spin_kernel, 1, x, z, 1)
+    client.launch(ops.spin_kernel, 1, x, z, 1, timeout=20)
     np.testing.assert_array_equal(z, x + 1)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import time
 from typing import Sequence
 
 import redis
@@ -32,11 +33,33 @@ def _describe_exit(ret_val: int) -> str:
     return f"exited with status {os.WEXITSTATUS(ret_val)}"
 
 
+REDIS_RETRY_MAX_S = 5.0
 # Compiled once before forking: pyasc's first compile in a process sets up MLIR (about 2 s),
 # and every work horse inherits that instead of paying for it on each frontend cache miss.
 WARM_UP = KernelBundle(entry="ascrun_warm_up", constants=(), modules=(("asc", "asc"),), functions=(
     KernelFunction("ascrun_warm_up", "@asc.jit\ndef ascrun_warm_up(x: asc.GlobalAddress):\n"
                    "    asc.pipe_barrier(asc.PipeID.PIPE_ALL)\n", "<ascrun warm-up>", 1),))
+
+
+class AscrunWorker(Worker):
+    """RQ's worker, told apart when it stops on request (SIGTERM/SIGINT) from when its loop gave
+    up on an error, such as Redis going away while a job ran."""
+    stop_requested = False
+
+    def request_stop(self, signum, frame):
+        self.stop_requested = True
+        super().request_stop(signum, frame)
+
+
+def _wait_for_redis(connection: redis.Redis) -> None:
+    delay = 0.5
+    while True:
+        try:
+            connection.ping()
+            return
+        except redis.ConnectionError:
+            time.sleep(delay)
+            delay = min(delay * 2, REDIS_RETRY_MAX_S)
 
 
 def serve(targets: Sequence[str], settings: Settings, burst: bool = False, name: str | None = None) -> None:
@@ -52,8 +75,16 @@ def serve(targets: Sequence[str], settings: Settings, burst: bool = False, name:
         # the job fails, the worker goes on. A job that timed out already recorded so (first wins).
         store.fail(job.id, "runtime_error", f"the kernel crashed the worker's work horse: it {_describe_exit(ret_val)}")
 
-    queues = [Queue(queue_name(t), connection=connection, serializer=JSONSerializer) for t in targets]
-    worker = Worker(queues, connection=connection, serializer=JSONSerializer, name=name,
-                    work_horse_killed_handler=horse_killed)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    worker.work(burst=burst, with_scheduler=False)
+    while True:
+        queues = [Queue(queue_name(t), connection=connection, serializer=JSONSerializer) for t in targets]
+        worker = AscrunWorker(queues, connection=connection, serializer=JSONSerializer, name=name,
+                              work_horse_killed_handler=horse_killed)
+        try:
+            worker.work(burst=burst, with_scheduler=False)
+        except redis.ConnectionError:
+            pass  # RQ's teardown could not deregister the worker: Redis is down, see below
+        if burst or worker.stop_requested:
+            return
+        # RQ quit on an error (e.g. Redis restarted under a running job): start over once Redis is back.
+        _wait_for_redis(connection)
