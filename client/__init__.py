@@ -4,9 +4,12 @@
 `cpu` target; `ascrun.Client().launch(...)` and `ascrun.remote(kernel)[core_num](...)` run it
 on an ascrun service. This package imports neither pyasc nor the server's dependencies.
 """
+from .async_client import AsyncClient, AsyncLaunchHandle
 from .client import Client, RemoteKernel, remote
 from .compiler.errors import AscrunError, KernelError
+from .handle import LaunchHandle
 from .local import run_local
 from .result import LaunchResult
 
-__all__ = ["AscrunError", "Client", "KernelError", "LaunchResult", "RemoteKernel", "remote", "run_local"]
+__all__ = ["AscrunError", "AsyncClient", "AsyncLaunchHandle", "Client", "KernelError", "LaunchHandle", "LaunchResult",
+           "RemoteKernel", "remote", "run_local"]

@@ -11,7 +11,7 @@ import hashlib
 import os
 import time
 import uuid
-from typing import Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional
 
 import httpx
 import numpy as np
@@ -21,6 +21,9 @@ from .compiler.bundle import collect
 from .compiler.errors import KernelError
 from .compiler.frontend import param_names
 from .result import LaunchResult
+
+if TYPE_CHECKING:
+    from .handle import LaunchHandle
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 TERMINAL = ("finished", "failed", "timed_out")
@@ -165,6 +168,25 @@ class Client:
                        total=time.perf_counter() - start)
         return LaunchResult(outputs=outputs, timings=timings, cache=record["cache"], ir_hash=record["ir_hash"],
                             job_id=record["id"], _fetch_source=functools.partial(self.source, record["id"]))
+
+    def submit(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu", timeout: Optional[float] = None,
+               on_upload: Optional[Callable[[int, int], None]] = None) -> "LaunchHandle":
+        """Queue `kernel` and return its LaunchHandle without waiting for the run, so that many
+        launches can be in flight at once. `on_upload(sent, total)` follows the tensor upload."""
+        from .handle import LaunchHandle, upload_missing  # handle.py builds on this module
+
+        start = time.perf_counter()
+        bundle = collect(kernel)
+        host = prepare(param_names(bundle), args)
+        arg_json, blobs = self._arguments(host)
+        body = {"bundle": bundle.to_json(), "core_num": core_num, "target": target, "args": arg_json}
+        if timeout is not None:
+            body["timeout"] = timeout
+        if on_upload is not None:
+            upload_missing(self, blobs, on_upload)
+        record = self._submit(body, blobs, wait=0)
+        return LaunchHandle(self, record, host, started=start, upload_s=time.perf_counter() - start,
+                            max_wait=(timeout or 600) + WAIT_MARGIN_S)
 
 
 class RemoteKernel:

@@ -1,0 +1,156 @@
+"""AsyncClient: Client's API for asyncio (services, notebooks) that launch many kernels at once.
+
+    async with ascrun.AsyncClient(url) as client:
+        results = await asyncio.gather(*(client.launch(kernel, 8, x, y, z, n) for x, y, z in batches))
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+import uuid
+from typing import Any, Dict, Optional
+
+import httpx
+
+from .args import HostArgs, prepare
+from .client import (DEFAULT_URL, POLL_S, RETRY_FIRST_DELAY_S, RETRY_MAX_DELAY_S, RETRY_STATUSES, TERMINAL,
+                     WAIT_MARGIN_S, Client)
+from .compiler.bundle import collect
+from .compiler.errors import KernelError
+from .compiler.frontend import param_names
+from .handle import launch_result, raise_failure
+from .result import LaunchResult
+
+
+class AsyncClient:
+    """One async connection pool to one service; the same arguments and retry policy as Client."""
+
+    def __init__(self, url: Optional[str] = None, token: Optional[str] = None, timeout: float = 60.0,
+                 retries: int = 6):
+        self.url = (url or os.environ.get("ASCRUN_URL") or DEFAULT_URL).rstrip("/")
+        self.retries, self._token = retries, token
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._http = httpx.AsyncClient(base_url=self.url, headers=headers,
+                                       timeout=httpx.Timeout(timeout, connect=10.0))
+
+    async def __aenter__(self) -> "AsyncClient":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def _request(self, method: str, path: str, accept: tuple = (), **kwargs: Any) -> httpx.Response:
+        """As Client._request: retries connection failures and 502/503/504, then one KernelError."""
+        delay = RETRY_FIRST_DELAY_S
+        for attempt in range(self.retries + 1):
+            last = attempt == self.retries
+            try:
+                response = await self._http.request(method, path, **kwargs)
+            except httpx.TimeoutException:
+                raise KernelError(f"the ascrun service at {self.url} did not answer {method} {path} in time",
+                                  kind="timeout") from None
+            except httpx.TransportError as e:
+                if last:
+                    raise KernelError(f"cannot reach the ascrun service at {self.url}: {e.__class__.__name__}: "
+                                      f"{e}", kind="unavailable") from None
+            else:
+                if response.status_code not in RETRY_STATUSES or last:
+                    break
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RETRY_MAX_DELAY_S)
+        if response.is_success or response.status_code in accept:
+            return response
+        try:
+            error = response.json()["error"]
+            kind, message = error["kind"], error["message"]
+        except (ValueError, KeyError, TypeError):
+            kind = "unavailable" if response.status_code >= 500 else "bad_request"
+            message = f"{method} {path} answered {response.status_code}: {response.text[:200]}"
+        raise KernelError(message, kind=kind)
+
+    async def submit(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
+                     timeout: Optional[float] = None) -> "AsyncLaunchHandle":
+        """Queue `kernel` (uploading the tensors the service lacks) and return its handle."""
+        start = time.perf_counter()
+        bundle = collect(kernel)
+        host = prepare(param_names(bundle), args)
+        arg_json, blobs = Client._arguments(host)
+        body = {"bundle": bundle.to_json(), "core_num": core_num, "target": target, "args": arg_json}
+        if timeout is not None:
+            body["timeout"] = timeout
+        headers = {"Idempotency-Key": uuid.uuid4().hex}
+        for _ in range(2):
+            response = await self._request("POST", "/v1/jobs", accept=(409,), json=body, params={"wait": "0"},
+                                           headers=headers)
+            if response.status_code != 409:
+                return AsyncLaunchHandle(self, response.json(), host, start, time.perf_counter() - start,
+                                         (timeout or 600) + WAIT_MARGIN_S)
+            await asyncio.gather(*(self._request("PUT", f"/v1/blobs/{digest}", content=blobs[digest],
+                                                 headers={"Content-Type": "application/octet-stream"})
+                                   for digest in response.json()["error"]["missing"]))
+        raise KernelError("the server kept asking for blobs that were just uploaded (are they expiring "
+                          "immediately? check ASCRUN_BLOB_TTL)", kind="unavailable")
+
+    async def launch(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
+                     timeout: Optional[float] = None) -> LaunchResult:
+        """Run `kernel` remotely; the tensors it writes are copied back into the caller's arrays."""
+        handle = await self.submit(kernel, core_num, *args, target=target, timeout=timeout)
+        return await handle.result()
+
+    async def wait(self, job_id: str, timeout: float) -> Dict[str, Any]:
+        """Long-poll until the job ends; KernelError kind timeout after `timeout` s."""
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            wait = max(0.0, min(POLL_S, remaining))
+            record = (await self._request("GET", f"/v1/jobs/{job_id}", params={"wait": f"{wait:.3f}"},
+                                          timeout=wait + 30)).json()
+            if record["status"] in TERMINAL:
+                return record
+            if remaining <= 0:
+                raise KernelError(f"job {job_id} did not end within {timeout:g} s (status {record['status']})",
+                                  kind="timeout")
+
+    async def source(self, job_id: str) -> str:
+        return (await self._request("GET", f"/v1/jobs/{job_id}/source")).text
+
+    def _source_now(self, job_id: str) -> str:
+        """LaunchResult.source is a plain property: it fetches with a blocking request."""
+        with Client(self.url, token=self._token, retries=self.retries) as client:
+            return client.source(job_id)
+
+
+class AsyncLaunchHandle:
+    """A queued launch: `id` at once, `await result(timeout)` as LaunchHandle.result."""
+
+    def __init__(self, client: AsyncClient, record: Dict[str, Any], host: HostArgs, started: float,
+                 upload_s: float, max_wait: float):
+        self._client, self._record, self._host = client, record, host
+        self._started, self._upload_s, self._max_wait = started, upload_s, max_wait
+        self._result: Optional[LaunchResult] = None
+
+    @property
+    def id(self) -> str:
+        return self._record["id"]
+
+    @property
+    def status(self) -> str:
+        return self._record["status"]
+
+    async def result(self, timeout: Optional[float] = None) -> LaunchResult:
+        if self._result is None:
+            if self.status not in TERMINAL:
+                self._record = await self._client.wait(self.id, self._max_wait if timeout is None else timeout)
+            raise_failure(self._record)
+            download_start = time.perf_counter()
+            refs = self._record["outputs"]
+            blobs = await asyncio.gather(*(self._client._request("GET", f"/v1/blobs/{ref['blob']}")
+                                           for ref in refs.values()))
+            self._result = launch_result(self._record, self._host, {n: b.content for n, b in zip(refs, blobs)},
+                                         self._upload_s, time.perf_counter() - download_start, self._started,
+                                         lambda: self._client._source_now(self.id))
+        return self._result

@@ -1,0 +1,125 @@
+"""LaunchHandle: a launch submitted with `Client.submit`, to be gathered later with `.result()`.
+
+    handles = [client.submit(kernel, 8, x, y, z, n) for x, y, z in batches]   # all queued at once
+    results = [h.result(timeout=120) for h in handles]                        # outputs written back
+"""
+from __future__ import annotations
+
+import functools
+import time
+from typing import Any, Callable, Dict, Iterator, Optional
+
+import numpy as np
+
+from .args import HostArgs
+from .client import POLL_S, TERMINAL
+from .compiler.errors import KernelError
+from .result import LaunchResult
+
+__tracebackhide__ = True  # pytest: a failed launch's traceback ends at the line that launched
+STATUS_POLL_S = 1.0  # with on_status: often enough to show queued -> started
+UPLOAD_CHUNK = 1 << 20
+
+OnUpload = Callable[[int, int], None]  # (bytes sent so far, bytes to send)
+
+
+class Upload:
+    """One blob's bytes in 1 MiB chunks, reporting the bytes sent so far; a retry starts again at 0."""
+
+    def __init__(self, data: bytes, on_progress: Callable[[int], None]):
+        self.data, self.on_progress = memoryview(data), on_progress
+
+    def __iter__(self) -> Iterator[bytes]:
+        for start in range(0, len(self.data), UPLOAD_CHUNK):
+            chunk = self.data[start:start + UPLOAD_CHUNK]
+            yield bytes(chunk)
+            self.on_progress(start + len(chunk))
+
+
+def upload_missing(client: Any, blobs: Dict[str, bytes], on_upload: OnUpload) -> None:
+    """PUT the blobs the service lacks, calling on_upload(sent, total) as bytes go out."""
+    missing = client._request("POST", "/v1/blobs/missing", json={"digests": list(blobs)}).json()["missing"]
+    total, sent = sum(len(blobs[d]) for d in missing), 0
+    on_upload(0, total)
+    for digest in missing:
+        data = blobs[digest]
+        client._request("PUT", f"/v1/blobs/{digest}",
+                        content=Upload(data, lambda n, base=sent: on_upload(base + n, total)),
+                        headers={"Content-Type": "application/octet-stream", "Content-Length": str(len(data))})
+        sent += len(data)
+
+
+def raise_failure(record: Dict[str, Any]) -> None:
+    if record["status"] != "finished":
+        error = record.get("error") or {"kind": "runtime_error", "message": f"job {record['id']} failed"}
+        raise KernelError(error["message"], kind=error["kind"])
+
+
+def launch_result(record: Dict[str, Any], host: HostArgs, outputs: Dict[str, bytes], upload_s: float,
+                  download_s: float, started: float, fetch_source: Callable[[], str]) -> LaunchResult:
+    """The LaunchResult of a finished job whose output blobs were downloaded; writes them back."""
+    arrays = {}
+    for name, ref in record["outputs"].items():
+        array = np.frombuffer(bytearray(outputs[name]), dtype=ref["dtype"]).reshape(ref["shape"])  # writable
+        host.write_back(name, array)
+        arrays[name] = array
+    timings = {k: v for k, v in record["timings"].items() if k != "total"}
+    timings.update(upload=upload_s, download=download_s, total=time.perf_counter() - started)
+    return LaunchResult(outputs=arrays, timings=timings, cache=record["cache"], ir_hash=record["ir_hash"],
+                        job_id=record["id"], _fetch_source=fetch_source)
+
+
+class LaunchHandle:
+    """A queued launch. `id` is the job's id; `result()` waits for it, copies its outputs into the
+    caller's arrays and returns the LaunchResult, or raises KernelError as `launch` would."""
+
+    def __init__(self, client: Any, record: Dict[str, Any], host: HostArgs, started: float, upload_s: float,
+                 max_wait: float):
+        self._client, self._record, self._host = client, record, host
+        self._started, self._upload_s, self._max_wait = started, upload_s, max_wait
+        self._result: Optional[LaunchResult] = None
+
+    @property
+    def id(self) -> str:
+        return self._record["id"]
+
+    @property
+    def status(self) -> str:
+        """queued, started, finished, failed or timed_out, as last seen."""
+        return self._record["status"]
+
+    @property
+    def record(self) -> Dict[str, Any]:
+        """The job's record (JobResult JSON) as last seen."""
+        return self._record
+
+    def done(self, wait: float = 0) -> bool:
+        """Whether the job has ended; asks the service, waiting up to `wait` s, unless already known."""
+        if self.status not in TERMINAL:
+            self._record = self._client._request("GET", f"/v1/jobs/{self.id}", params={"wait": f"{wait:.3f}"},
+                                                 timeout=wait + 30).json()
+        return self.status in TERMINAL
+
+    def result(self, timeout: Optional[float] = None,
+               on_status: Optional[Callable[["LaunchHandle"], None]] = None) -> LaunchResult:
+        """Wait up to `timeout` s (default: the job's timeout plus queueing) for the job to end.
+        KernelError kind timeout if it does not (the job goes on). `on_status(handle)` is called
+        after each poll; with it, polls are a second apart, so a display can follow the job."""
+        if self._result is None:
+            timeout = self._max_wait if timeout is None else timeout
+            deadline = time.monotonic() + timeout
+            poll = STATUS_POLL_S if on_status else POLL_S
+            while not self.done(wait=max(0.0, min(poll, deadline - time.monotonic()))):
+                if on_status:
+                    on_status(self)
+                if time.monotonic() >= deadline:
+                    raise KernelError(f"job {self.id} did not end within {timeout:g} s (status {self.status})",
+                                      kind="timeout")
+            raise_failure(self._record)
+            download_start = time.perf_counter()
+            outputs = {name: self._client._request("GET", f"/v1/blobs/{ref['blob']}").content
+                       for name, ref in self._record["outputs"].items()}
+            self._result = launch_result(self._record, self._host, outputs, self._upload_s,
+                                         time.perf_counter() - download_start, self._started,
+                                         functools.partial(self._client.source, self.id))
+        return self._result
