@@ -1,9 +1,11 @@
 """Benchmark: the cpu runtime's vadd on 2^26 float32 against numpy's np.add(x, y, out=z), same run.
 
-    python bench/cpu_runtime.py [--log2-size 26] [--cores 8] [--repeats 5]
+    python bench/cpu_runtime.py [--log2-size 26] [--cores 8] [--repeats 5] [--form count|mask|both]
 
 Prints the median run time of each and their ratio. The kernel is pyasc's TPipe/TQue vadd with
-a runtime tile loop, so any size fits the 192 KiB Unified Buffer; the build is cached.
+a runtime tile loop, so any size fits the 192 KiB Unified Buffer; the build is cached. --form mask
+runs the same kernel with Add in its mask + repeat form (mask 64, TILE / 64 repeats,
+BinaryRepeatParams(1, 1, 1, 8, 8, 8)), which goes through the mask planner and its runs.
 """
 import argparse
 import statistics
@@ -16,11 +18,12 @@ import ascrun
 
 BUFFER_NUM = 2
 TILE = 4096  # float32 elements per tile: 3 queues x 2 buffers x 16 KiB = 96 KiB of UB
+# (mask form: TILE / 64 = 64 repeats, within pyasc's int8 repeat_times)
 
 
 @asc.jit
 def vadd_tiled(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress, block_length: int,
-               tile_length: asc.ConstExpr[int]):
+               tile_length: asc.ConstExpr[int], masked: asc.ConstExpr[bool]):
     offset = asc.get_block_idx() * block_length
     x_gm = asc.GlobalTensor()
     y_gm = asc.GlobalTensor()
@@ -45,7 +48,10 @@ def vadd_tiled(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress,
         xs = in_x.deque(x.dtype)
         ys = in_y.deque(y.dtype)
         zs = out_z.alloc_tensor(z.dtype)
-        asc.add(zs, xs, ys, tile_length)
+        if masked:
+            asc.add(zs, xs, ys, 64, tile_length // 64, asc.BinaryRepeatParams(1, 1, 1, 8, 8, 8))
+        else:
+            asc.add(zs, xs, ys, tile_length)
         out_z.enque(zs)
         in_x.free_tensor(xs)
         in_y.free_tensor(ys)
@@ -59,6 +65,7 @@ def main() -> None:
     parser.add_argument("--log2-size", type=int, default=26)
     parser.add_argument("--cores", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--form", choices=["count", "mask", "both"], default="both")
     opts = parser.parse_args()
     size = 1 << opts.log2_size
     block = size // opts.cores
@@ -68,22 +75,24 @@ def main() -> None:
     y = rng.random(size, dtype=np.float32)
     z = np.zeros_like(x)
 
-    first = ascrun.run_local(vadd_tiled, opts.cores, x, y, z, block, TILE)  # compiles, or loads the cache
-    assert np.array_equal(z, x + y), "kernel result differs from numpy"
-    kernel_s, numpy_s = [], []
-    for _ in range(opts.repeats):  # interleaved, so both see the same machine load
-        kernel_s.append(ascrun.run_local(vadd_tiled, opts.cores, x, y, z, block, TILE).timings["run"])
-        start = time.perf_counter()
-        np.add(x, y, out=z)
-        numpy_s.append(time.perf_counter() - start)
-    k, n = statistics.median(kernel_s), statistics.median(numpy_s)
-    gbps = 3 * x.nbytes / 1e9
-    print(f"vadd 2^{opts.log2_size} float32, {opts.cores} blocks (first launch: build {first.cache['build']}, "
-          f"{first.timings['build'] * 1e3:.0f} ms)")
-    print(f"  cpu runtime kernel run: {k * 1e3:8.1f} ms  ({gbps / k:5.1f} GB/s)")
-    print(f"  numpy np.add(out=z):    {n * 1e3:8.1f} ms  ({gbps / n:5.1f} GB/s)")
-    print(f"  ratio kernel / numpy:   {k / n:8.2f}x")
-
+    forms = ["count", "mask"] if opts.form == "both" else [opts.form]
+    for form in forms:
+        masked = form == "mask"
+        first = ascrun.run_local(vadd_tiled, opts.cores, x, y, z, block, TILE, masked)  # compiles, or loads the cache
+        assert np.array_equal(z, x + y), "kernel result differs from numpy"
+        kernel_s, numpy_s = [], []
+        for _ in range(opts.repeats):  # interleaved, so both see the same machine load
+            kernel_s.append(ascrun.run_local(vadd_tiled, opts.cores, x, y, z, block, TILE, masked).timings["run"])
+            start = time.perf_counter()
+            np.add(x, y, out=z)
+            numpy_s.append(time.perf_counter() - start)
+        k, n = statistics.median(kernel_s), statistics.median(numpy_s)
+        gbps = 3 * x.nbytes / 1e9
+        print(f"vadd ({form} form) 2^{opts.log2_size} float32, {opts.cores} blocks (first launch: build "
+              f"{first.cache['build']}, {first.timings['build'] * 1e3:.0f} ms)")
+        print(f"  cpu runtime kernel run: {k * 1e3:8.1f} ms  ({gbps / k:5.1f} GB/s)")
+        print(f"  numpy np.add(out=z):    {n * 1e3:8.1f} ms  ({gbps / n:5.1f} GB/s)")
+        print(f"  ratio kernel / numpy:   {k / n:8.2f}x")
 
 if __name__ == "__main__":
     main()

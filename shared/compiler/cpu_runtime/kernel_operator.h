@@ -14,5 +14,6 @@
 #include "ascrun/vec_unary.h"
 #include "ascrun/vec_duplicate.h"
 #include "ascrun/vec_copy.h"
+#include "ascrun/vec_cast.h"
 #include "ascrun/tpipe.h"
 #include "ascrun/launch.h"

@@ -1,14 +1,66 @@
-// ascrun cpu runtime: DataCopy, contiguous forms (GM->UB, UB->GM, UB->UB with an element count).
+// ascrun cpu runtime: DataCopy and DataCopyPad (GM->UB, UB->GM, UB->UB).
 //
-// Rules checked (GM与UB连续数据搬运 / UBToUB连续数据搬运): UB addresses 32-byte aligned, GM addresses
-// aligned to sizeof(T), count * sizeof(T) a multiple of 32 bytes (the hardware silently rounds the
-// transfer down otherwise), every byte inside the LocalTensor, the Unified Buffer and the GM
-// tensor argument. Later milestones add the DataCopyParams/DataCopyPad forms next to these.
+// Forms: the contiguous count form; DataCopyParams (blockCount blocks of blockLen 32-byte data
+// blocks, srcStride/dstStride = gap between blocks in 32-byte data blocks, GM side included:
+// GM与UB高维切分数据搬运 / UBToUB高维切分数据搬运); DataCopyPad with DataCopyExtParams/DataCopyParams
+// (blockLen in bytes; GM-side gap in bytes, UB-side gap in 32-byte blocks; each UB row padded to 32
+// bytes with leftPadding/rightPadding elements and dummy data: GMToUB/UBToGM非对齐数据搬运).
+// Rules checked: UB addresses 32-byte aligned, GM addresses aligned to sizeof(T) (DataCopy),
+// count * sizeof(T) a multiple of 32 bytes (the hardware silently rounds the transfer down
+// otherwise), every byte inside the LocalTensor, the Unified Buffer and the GM tensor argument.
+// Bytes the reference leaves undefined (pads without isPad) are filled with the UB poison byte.
 #pragma once
 
 #include "tensor.h"
 
 #pragma GCC visibility push(hidden)
+
+namespace AscendC {
+
+struct DataCopyParams {
+    DataCopyParams() = default;
+    DataCopyParams(const uint16_t count, const uint16_t len, const uint16_t srcStrideIn, const uint16_t dstStrideIn)
+        : blockCount(count), blockLen(len), srcStride(srcStrideIn), dstStride(dstStrideIn) {}
+    uint16_t blockCount = 1;
+    uint16_t blockLen = 0;
+    uint16_t srcStride = 0;
+    uint16_t dstStride = 0;
+};
+
+struct DataCopyExtParams {
+    DataCopyExtParams() = default;
+    DataCopyExtParams(const uint16_t count, const uint32_t len, const uint32_t srcStrideIn, const uint32_t dstStrideIn,
+                      const uint32_t rsvIn)
+        : blockCount(count), blockLen(len), srcStride(srcStrideIn), dstStride(dstStrideIn), rsv(rsvIn) {}
+    uint16_t blockCount = 1;
+    uint32_t blockLen = 0;
+    uint32_t srcStride = 0;
+    uint32_t dstStride = 0;
+    uint32_t rsv = 0;
+};
+
+struct DataCopyPadParams {
+    DataCopyPadParams() = default;
+    DataCopyPadParams(const bool isPadValue, const uint16_t left, const uint16_t right, const uint64_t value)
+        : isPad(isPadValue), leftPadding(left), rightPadding(right), paddingValue(value) {}
+    bool isPad = false;
+    uint16_t leftPadding = 0;
+    uint16_t rightPadding = 0;
+    uint64_t paddingValue = 0;
+};
+
+template <typename T>
+struct DataCopyPadExtParams {
+    DataCopyPadExtParams() = default;
+    DataCopyPadExtParams(const bool isPadValue, const uint16_t left, const uint16_t right, T value)
+        : isPad(isPadValue), leftPadding(left), rightPadding(right), paddingValue(value) {}
+    bool isPad = false;
+    uint16_t leftPadding = 0;
+    uint16_t rightPadding = 0;
+    T paddingValue = 0;
+};
+
+}  // namespace AscendC
 
 namespace ascrun {
 namespace copy {
@@ -25,6 +77,101 @@ inline void check_block_multiple(const char* api, uint64_t count, size_t elem_by
                      api, static_cast<unsigned long long>(count), elem_bytes, static_cast<unsigned long long>(bytes),
                      static_cast<unsigned long long>(bytes / 32 * 32)));
     }
+}
+
+inline uint64_t round_up_32(uint64_t v) { return (v + 31) / 32 * 32; }
+
+// DataCopy with DataCopyParams: `count` blocks of `len` bytes; block i at i * (len + gap) bytes
+// on each side. Returns false for a NOP. Range checks on the whole span of each side.
+inline bool strided_blocks(const char* api, const AscendC::DataCopyParams& p) {
+    if (p.blockCount > 4095) {
+        fault(format("%s: blockCount %u is outside [0, 4095]", api, p.blockCount));
+    }
+    return p.blockCount != 0 && p.blockLen != 0;
+}
+inline uint64_t span_bytes(uint64_t count, uint64_t len, uint64_t gap) { return (count - 1) * (len + gap) + len; }
+
+inline void copy_rows(uint8_t* d, uint64_t d_pitch, const uint8_t* s, uint64_t s_pitch, uint64_t count, uint64_t len) {
+    for (uint64_t i = 0; i < count; ++i) std::memcpy(d + i * d_pitch, s + i * s_pitch, static_cast<size_t>(len));
+}
+
+template <typename T>
+void check_ub_disjoint(const char* api, const AscendC::LocalTensor<T>& dst, uint64_t d_bytes,
+                       const AscendC::LocalTensor<T>& src, uint64_t s_bytes) {
+    const uint64_t da = dst.ascrun_addr(), sa = src.ascrun_addr();
+    if (da < sa + s_bytes && sa < da + d_bytes) {
+        fault(format("%s: dst range [%s, %s) overlaps src range [%s, %s)", api, hex(da).c_str(),
+                     hex(da + d_bytes).c_str(), hex(sa).c_str(), hex(sa + s_bytes).c_str()));
+    }
+}
+
+// DataCopyPad, GM -> UB. blockLen/srcStride in bytes; dstStride in 32-byte blocks; each UB row is
+// [leftPadding elements][blockLen bytes][rightPadding elements][dummy up to 32 bytes].
+template <typename T>
+void pad_gm_to_ub(const AscendC::LocalTensor<T>& dst, const AscendC::GlobalTensor<T>& src, uint64_t count,
+                  uint64_t len, uint64_t src_gap, uint64_t dst_gap_blocks, bool is_pad, uint64_t left, uint64_t right,
+                  T value) {
+    constexpr const char* api = "DataCopyPad(GM->UB)";
+    BlockContext& b = enter();
+    if (count > 4095) fault(format("%s: blockCount %llu is outside [0, 4095]", api, (unsigned long long)count));
+    if (count == 0 || len == 0) return;
+    if (len % sizeof(T) != 0) {
+        fault(format("%s: blockLen %llu bytes is not a multiple of sizeof(%s) = %zu", api, (unsigned long long)len,
+                     TypeName<T>::c(), sizeof(T)));
+    }
+    if (left * sizeof(T) > 32 || right * sizeof(T) > 32) {
+        fault(format("%s: leftPadding %llu / rightPadding %llu elements exceed 32 bytes", api,
+                     (unsigned long long)left, (unsigned long long)right));
+    }
+    const uint64_t row = left * sizeof(T) + len + right * sizeof(T);
+    const uint64_t row32 = round_up_32(row);
+    const uint64_t pitch = row32 + dst_gap_blocks * 32;
+    const uint64_t ub_bytes = (count - 1) * pitch + row32;
+    const uint64_t gm_bytes = span_bytes(count, len, src_gap);
+    uint8_t* d = reinterpret_cast<uint8_t*>(ub_operand(b, api, "dst", dst, (ub_bytes + sizeof(T) - 1) / sizeof(T)));
+    const uint8_t* s = reinterpret_cast<const uint8_t*>(
+        src.template ReinterpretCast<uint8_t>().ascrun_access(b, api, 0, gm_bytes, false));
+    const bool no_pads = left == 0 && right == 0;
+    for (uint64_t i = 0; i < count; ++i) {
+        uint8_t* r = d + i * pitch;
+        const uint8_t* in = s + i * (len + src_gap);
+        auto fill = [&](uint8_t* at, uint64_t elems, bool defined, const uint8_t* v) {
+            if (!defined) {
+                std::memset(at, kUbPoison, static_cast<size_t>(elems * sizeof(T)));
+                return;
+            }
+            for (uint64_t k = 0; k < elems; ++k) std::memcpy(at + k * sizeof(T), v, sizeof(T));
+        };
+        const uint8_t* pv = reinterpret_cast<const uint8_t*>(&value);
+        fill(r, left, is_pad, pv);
+        std::memcpy(r + left * sizeof(T), in, static_cast<size_t>(len));
+        fill(r + left * sizeof(T) + len, right, is_pad, pv);
+        // dummy: the block's first element when there is no padding, else the pad value (isPad) or undefined
+        fill(r + row, (row32 - row) / sizeof(T), no_pads || is_pad, no_pads ? in : pv);
+    }
+}
+
+// DataCopyPad, UB -> GM: rows of blockLen bytes, UB rows 32-byte padded plus srcStride blocks,
+// GM rows blockLen bytes apart plus dstStride bytes.
+template <typename T>
+void pad_ub_to_gm(const AscendC::GlobalTensor<T>& dst, const AscendC::LocalTensor<T>& src, uint64_t count,
+                  uint64_t len, uint64_t src_gap_blocks, uint64_t dst_gap) {
+    constexpr const char* api = "DataCopyPad(UB->GM)";
+    BlockContext& b = enter();
+    if (count > 4095) fault(format("%s: blockCount %llu is outside [0, 4095]", api, (unsigned long long)count));
+    if (count == 0 || len == 0) return;
+    if (len % sizeof(T) != 0) {
+        fault(format("%s: blockLen %llu bytes is not a multiple of sizeof(%s) = %zu", api, (unsigned long long)len,
+                     TypeName<T>::c(), sizeof(T)));
+    }
+    const uint64_t pitch = round_up_32(len) + src_gap_blocks * 32;
+    const uint64_t ub_bytes = (count - 1) * pitch + len;
+    const uint64_t gm_bytes = span_bytes(count, len, dst_gap);
+    const uint8_t* s =
+        reinterpret_cast<const uint8_t*>(ub_operand(b, api, "src", src, (ub_bytes + sizeof(T) - 1) / sizeof(T)));
+    uint8_t* d = reinterpret_cast<uint8_t*>(dst.template ReinterpretCast<uint8_t>().ascrun_access(b, api, 0, gm_bytes,
+                                                                                                true));
+    copy_rows(d, len + dst_gap, s, pitch, count, len);
 }
 
 }  // namespace copy
@@ -76,6 +223,93 @@ void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32
                                      ascrun::hex(sa).c_str(), ascrun::hex(sa + bytes).c_str()));
     }
     std::memcpy(static_cast<void*>(d), static_cast<const void*>(s), static_cast<size_t>(bytes));
+}
+
+// ---- DataCopyParams forms -----------------------------------------------------------------------
+
+// GM -> UB
+template <typename T>
+void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p) {
+    static_assert(ascrun::copy::supported_v<T>, "DataCopy: unsupported element type");
+    constexpr const char* api = "DataCopy(GM->UB, DataCopyParams)";
+    ascrun::BlockContext& b = ascrun::enter();
+    if (!ascrun::copy::strided_blocks(api, p)) return;
+    const uint64_t len = uint64_t(p.blockLen) * 32;
+    const uint64_t d_span = ascrun::copy::span_bytes(p.blockCount, len, uint64_t(p.dstStride) * 32);
+    const uint64_t s_span = ascrun::copy::span_bytes(p.blockCount, len, uint64_t(p.srcStride) * 32);
+    auto* d = reinterpret_cast<uint8_t*>(ascrun::ub_operand(b, api, "dst", dst, d_span / sizeof(T)));
+    const auto* s = reinterpret_cast<const uint8_t*>(src.ascrun_access(b, api, 0, s_span / sizeof(T), false));
+    ascrun::copy::copy_rows(d, len + uint64_t(p.dstStride) * 32, s, len + uint64_t(p.srcStride) * 32, p.blockCount,
+                            len);
+}
+
+// UB -> GM
+template <typename T>
+void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
+    static_assert(ascrun::copy::supported_v<T>, "DataCopy: unsupported element type");
+    constexpr const char* api = "DataCopy(UB->GM, DataCopyParams)";
+    ascrun::BlockContext& b = ascrun::enter();
+    if (!ascrun::copy::strided_blocks(api, p)) return;
+    const uint64_t len = uint64_t(p.blockLen) * 32;
+    const uint64_t d_span = ascrun::copy::span_bytes(p.blockCount, len, uint64_t(p.dstStride) * 32);
+    const uint64_t s_span = ascrun::copy::span_bytes(p.blockCount, len, uint64_t(p.srcStride) * 32);
+    const auto* s = reinterpret_cast<const uint8_t*>(ascrun::ub_operand(b, api, "src", src, s_span / sizeof(T)));
+    auto* d = reinterpret_cast<uint8_t*>(dst.ascrun_access(b, api, 0, d_span / sizeof(T), true));
+    ascrun::copy::copy_rows(d, len + uint64_t(p.dstStride) * 32, s, len + uint64_t(p.srcStride) * 32, p.blockCount,
+                            len);
+}
+
+// UB -> UB
+template <typename T>
+void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
+    static_assert(ascrun::copy::supported_v<T>, "DataCopy: unsupported element type");
+    constexpr const char* api = "DataCopy(UB->UB, DataCopyParams)";
+    ascrun::BlockContext& b = ascrun::enter();
+    if (!ascrun::copy::strided_blocks(api, p)) return;
+    const uint64_t len = uint64_t(p.blockLen) * 32;
+    const uint64_t d_span = ascrun::copy::span_bytes(p.blockCount, len, uint64_t(p.dstStride) * 32);
+    const uint64_t s_span = ascrun::copy::span_bytes(p.blockCount, len, uint64_t(p.srcStride) * 32);
+    auto* d = reinterpret_cast<uint8_t*>(ascrun::ub_operand(b, api, "dst", dst, d_span / sizeof(T)));
+    const auto* s = reinterpret_cast<const uint8_t*>(ascrun::ub_operand(b, api, "src", src, s_span / sizeof(T)));
+    ascrun::copy::check_ub_disjoint(api, dst, d_span, src, s_span);
+    ascrun::copy::copy_rows(d, len + uint64_t(p.dstStride) * 32, s, len + uint64_t(p.srcStride) * 32, p.blockCount,
+                            len);
+}
+
+// ---- DataCopyPad ------------------------------------------------------------------------------------
+
+template <typename T>
+void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p,
+                 const DataCopyPadExtParams<T>& pad) {
+    static_assert(ascrun::copy::supported_v<T>, "DataCopyPad: unsupported element type");
+    ascrun::copy::pad_gm_to_ub<T>(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, pad.isPad,
+                                  pad.leftPadding, pad.rightPadding, pad.paddingValue);
+}
+template <typename T>
+void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p,
+                 const DataCopyPadParams& pad) {
+    static_assert(ascrun::copy::supported_v<T>, "DataCopyPad: unsupported element type");
+    if (pad.isPad && !std::is_integral<T>::value) {
+        // Integer T: the value and its low bytes agree. Floating T: the reference does not say whether
+        // the uint64_t is a value or a bit pattern.
+        ascrun::enter();
+        ascrun::fault(ascrun::format("DataCopyPad(GM->UB): DataCopyPadParams.paddingValue (uint64_t) with T = %s is "
+                                     "not defined by the reference (value or bit pattern?); use "
+                                     "DataCopyPadExtParams<T>, whose paddingValue is a T",
+                                     ascrun::TypeName<T>::c()));
+    }
+    ascrun::copy::pad_gm_to_ub<T>(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, pad.isPad,
+                                  pad.leftPadding, pad.rightPadding, static_cast<T>(pad.paddingValue));
+}
+template <typename T>
+void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p) {
+    static_assert(ascrun::copy::supported_v<T>, "DataCopyPad: unsupported element type");
+    ascrun::copy::pad_ub_to_gm<T>(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride);
+}
+template <typename T>
+void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
+    static_assert(ascrun::copy::supported_v<T>, "DataCopyPad: unsupported element type");
+    ascrun::copy::pad_ub_to_gm<T>(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride);
 }
 
 }  // namespace AscendC

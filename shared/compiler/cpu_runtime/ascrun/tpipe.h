@@ -11,6 +11,7 @@
 // holds at most `depth` enqueued tensors.
 #pragma once
 
+#include "sync.h"
 #include "tensor.h"
 
 #pragma GCC visibility push(hidden)
@@ -282,6 +283,17 @@ public:
     TPipe& operator=(const TPipe&) = delete;
 
     void Init() { require_live("Init"); }
+
+    // An event ID of `evt` with no SetFlag outstanding (TPipe/FetchEventID.md: it is not reserved).
+    template <HardEvent evt>
+    int8_t FetchEventID() {
+        ascrun::BlockContext& b = require_live("FetchEventID");
+        for (int32_t id = 0; id < ascrun::kEventIdCount; ++id) {
+            if (ascrun::sync::flag_slot(b, "TPipe::FetchEventID", evt, id) == 0) return static_cast<int8_t>(id);
+        }
+        ascrun::fault(ascrun::format("TPipe::FetchEventID<HardEvent::%s>: all %d event IDs have a SetFlag outstanding",
+                                     ascrun::sync::event_name(evt), ascrun::kEventIdCount));
+    }
 
     // `num` buffers of `len` bytes (rounded up to 32) for a TQue.
     template <class Q>
