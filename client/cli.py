@@ -3,6 +3,7 @@
   ascrun up [--host H] [--port P] [--workers N]   the embedded stack: redis-server, API server, N cpu workers
   ascrun server [--host H] [--port P]             the API server alone, against REDIS_URL
   ascrun worker [--target T ...] [--burst]        one worker, against REDIS_URL
+  ascrun exec | launch | jobs | show | targets    the client side (commands.py)
 """
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ import time
 from typing import List, Optional
 
 import httpx
+
+from . import commands
 
 STOP_GRACE_S = 10
 READY_TIMEOUT_S = 60
@@ -148,7 +151,8 @@ def cmd_worker(opts: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="ascrun", description="Compile and run pyasc kernels without an NPU.")
+    parser = argparse.ArgumentParser(prog="ascrun", description="Compile and run pyasc kernels without an NPU.",
+                                     epilog=commands.EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     up = sub.add_parser("up", help="run the embedded stack (redis, API server, cpu workers) in the foreground")
     up.add_argument("--host", default="127.0.0.1")
@@ -164,8 +168,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                         help="a target to serve (repeatable; default cpu)")
     worker.add_argument("--burst", action="store_true", help="exit once the queues are empty")
     worker.set_defaults(func=cmd_worker)
+    commands.add_parsers(sub)
     opts = parser.parse_args(argv)
-    return opts.func(opts)
+    return commands.run(opts) if getattr(opts, "client_command", False) else opts.func(opts)
 
 
 if __name__ == "__main__":

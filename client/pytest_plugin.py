@@ -1,0 +1,70 @@
+"""pytest plugin: existing pyasc tests against an ascrun pool, unmodified.
+
+    pytest --ascrun-url URL [--ascrun-target T] [--ascrun-token TOKEN] path/to/pyasc/tests
+
+Each `kernel[core_num, stream](...)` a test makes runs on the pool; the test's own asserts then
+check the outputs written back into its tensors. A failed launch raises ascrun.KernelError with
+the remote message; each test's report gets an "ascrun" section listing its jobs, and its JUnit
+XML entry an `ascrun_job` property per job. Without --ascrun-url the plugin does nothing.
+"""
+from __future__ import annotations
+
+import os
+from typing import List
+
+import pytest
+
+from .client import Client
+from .compiler.pipeline import TARGETS
+from .script import RemoteLaunches, install
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ascrun", "run pyasc kernel launches on an ascrun pool")
+    group.addoption("--ascrun-url", default=None, help="the ascrun service; kernel launches go there")
+    group.addoption("--ascrun-target", default=None, choices=TARGETS,
+                    help="target of every launch (default: from each test's backend, cpu while the pool has "
+                         "no sim/npu worker)")
+    group.addoption("--ascrun-token", default=os.environ.get("ASCRUN_TOKEN"),
+                    help="bearer token (default: $ASCRUN_TOKEN)")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """Before any conftest.py: pyasc's own conftests import asc (the stand-in, where pyasc is absent)."""
+    options = early_config.known_args_namespace
+    if options.ascrun_url:
+        early_config.pluginmanager.register(AscrunPool(options.ascrun_url, options.ascrun_token,
+                                                       options.ascrun_target), "ascrun-pool")
+
+
+class AscrunPool:
+
+    def __init__(self, url: str, token: str | None, target: str | None):
+        self.url = url
+        self.client = Client(url, token=token)
+        self.notices: List[str] = []
+        self.launches = RemoteLaunches(self.client, target=target, notice=self.notices.append)
+        self._uninstall = install(self.launches)
+        self._reported = 0
+
+    def pytest_report_header(self) -> str:
+        return f"ascrun: kernel launches go to {self.url}"
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        report = yield
+        new = self.launches.launches[self._reported:]
+        self._reported = len(self.launches.launches)
+        if new:
+            report.sections.append((f"ascrun ({report.when})", "\n".join(launch.summary() for launch in new)))
+            item.user_properties.extend(("ascrun_job", launch.job_id) for launch in new if launch.job_id)
+        return report
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        for notice in self.notices:
+            terminalreporter.write_line(notice)
+
+    def pytest_unconfigure(self) -> None:
+        self._uninstall()
+        self.client.close()

@@ -1,0 +1,216 @@
+"""Unmodified pyasc code against the service: what `ascrun exec` and the pytest plugin run.
+
+Every `kernel[core_num, stream](*args)` becomes a job on the service and its outputs are written
+back into the caller's tensors, so the code's own asserts check remote results. Where pyasc is
+installed only its launch, `config.set_platform` and `rt.current_stream` are replaced; where it
+is not, the stand-in asc package (standin/asc) provides what kernel files touch at import and
+launch time, and anything else fails with an error naming it.
+"""
+from __future__ import annotations
+
+import enum
+import functools
+import importlib.abc
+import importlib.util
+import inspect
+import logging
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional
+
+from .client import Client
+from .compiler.errors import KernelError
+from .progress import QuietProgress
+from .result import LaunchResult
+
+__tracebackhide__ = True  # pytest: a failed launch's traceback ends at the line that launched
+STANDIN = Path(__file__).parent / "standin"
+# pyasc's backends (config.Backend values) and the pool's target for each.
+BACKEND_TARGETS = {"Model": "sim", "NPU": "npu"}
+
+_active: Optional["RemoteLaunches"] = None
+
+
+class NotInStandIn(Exception):
+    """pyasc is not installed here, and ascrun's stand-in for it lacks what the code asked for."""
+
+
+class MissingName(NotInStandIn, AttributeError):
+    pass
+
+
+class MissingModule(NotInStandIn, ModuleNotFoundError):
+    pass
+
+
+WHY_NOT = "not part of ascrun's stand-in for pyasc (pyasc is not installed here): install pyasc to use it"
+
+
+def not_in_standin(name: str) -> str:
+    return f"{name} is {WHY_NOT}"
+
+
+def active() -> "RemoteLaunches":
+    """The session the stand-in's launches go to."""
+    if _active is None:
+        raise RuntimeError("ascrun's stand-in asc package launches kernels only under `ascrun exec` or "
+                           "`pytest --ascrun-url`")
+    return _active
+
+
+@dataclass
+class Launch:
+    """One redirected launch, for reports (exec's --json, the pytest plugin's sections)."""
+    kernel: str
+    core_num: int
+    target: str
+    job_id: Optional[str] = None
+    result: Optional[LaunchResult] = None
+    error: Optional[KernelError] = None
+
+    @property
+    def status(self) -> str:
+        return "finished" if self.result else "failed" if self.error else "running"
+
+    def summary(self) -> str:
+        head = f"{self.kernel} x{self.core_num} on {self.target}" + (f": job {self.job_id}" if self.job_id else "")
+        if self.error is not None:
+            return f"{head} failed: {self.error.kind}: {self.error}"
+        if self.result is None:
+            return f"{head} did not end"
+        timings = self.result.timings
+        stages = ", ".join(f"{k} {timings[k]:.3f}" for k in ("queue", "frontend", "build", "run") if k in timings)
+        cache = ", ".join(f"{k} {v}" for k, v in self.result.cache.items())
+        return f"{head} finished in {timings['total']:.2f} s ({stages} s; cache {cache})"
+
+    def to_json(self) -> Dict[str, Any]:
+        data: Dict[str, Any] = {"kernel": self.kernel, "core_num": self.core_num, "target": self.target,
+                                "job_id": self.job_id, "status": self.status}
+        if self.result is not None:
+            data.update(timings=self.result.timings, cache=self.result.cache, ir_hash=self.result.ir_hash)
+        if self.error is not None:
+            data["error"] = {"kind": self.error.kind, "message": str(self.error)}
+        return data
+
+
+class RemoteLaunches:
+    """pyasc's runtime entry points (launch, set_platform, current_stream), served by the pool.
+
+    The target is `target` if given, else the one the code's backend maps to (`-r Model` -> sim,
+    `-r NPU` -> npu) when the pool has a worker for it, else cpu; `notice` says so once."""
+
+    def __init__(self, client: Client, target: Optional[str] = None, timeout: Optional[float] = None,
+                 progress: Any = None, notice: Optional[Callable[[str], None]] = None):
+        self.client, self.forced_target, self.timeout = client, target, timeout
+        self.progress = progress or QuietProgress()
+        self.notice = notice or (lambda message: print(message, file=sys.stderr))
+        self.backend: Optional[str] = None
+        self.platform: Optional[str] = None
+        self.launches: List[Launch] = []
+        self._workers: Optional[Dict[str, int]] = None
+        self._noticed: set = set()
+
+    def set_platform(self, backend: Any, soc_version: Any = None, device_id: Any = None, check: bool = True) -> None:
+        """pyasc's config.set_platform: remembers the backend and SOC; the pool owns the devices."""
+        value = backend.value if isinstance(backend, enum.Enum) else str(backend)
+        if value not in BACKEND_TARGETS:
+            raise ValueError(f"Unknown execution backend: {backend}")
+        self.backend = value
+        self.platform = soc_version.value if isinstance(soc_version, enum.Enum) else soc_version
+
+    def current_stream(self) -> None:
+        return None  # a stream means nothing remotely; pyasc's LaunchOptions accepts None
+
+    def target(self) -> str:
+        if self.forced_target:
+            return self.forced_target
+        wanted = BACKEND_TARGETS.get(self.backend or "")
+        if wanted is None:
+            return "cpu"
+        if self._workers is None:
+            targets = self.client._request("GET", "/v1/targets").json()["targets"]
+            self._workers = {t["name"]: t["workers"] for t in targets}
+        if self._workers.get(wanted):
+            return wanted
+        if wanted not in self._noticed:
+            self._noticed.add(wanted)
+            self.notice(f"ascrun: backend {self.backend} maps to target '{wanted}', which has no worker in the pool: "
+                        "running on 'cpu' (--target chooses)")
+        return "cpu"
+
+    def launcher(self, kernel: Any, launch: Any) -> Callable[..., LaunchResult]:
+        """`kernel[core_num]` or `kernel[core_num, stream]`."""
+        core_num = launch[0] if isinstance(launch, tuple) else launch
+        return functools.partial(self.launch, kernel, core_num)
+
+    def launch(self, kernel: Any, core_num: int, *args: Any, **kwargs: Any) -> LaunchResult:
+        bound = inspect.signature(kernel.fn).bind(*args, **kwargs)
+        bound.apply_defaults()
+        launch = Launch(kernel.fn.__name__, core_num, self.target())
+        self.launches.append(launch)
+        self.progress.begin(f"{launch.kernel} x{core_num} on {launch.target}")
+        try:
+            handle = self.client.submit(kernel, core_num, *bound.args, target=launch.target, timeout=self.timeout,
+                                        on_upload=self.progress.on_upload)
+            launch.job_id = handle.id
+            launch.result = handle.result(on_status=self.progress.on_status)
+            return launch.result
+        except KernelError as e:
+            launch.error = e
+            raise
+        finally:
+            self.progress.end(launch.summary())
+
+
+class StandInGaps(importlib.abc.MetaPathFinder):
+    """Last on sys.meta_path: an asc.* module the stand-in does not have fails, naming it."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name.startswith("asc."):
+            raise MissingModule(not_in_standin(name), name=name)
+        return None
+
+
+def install(session: RemoteLaunches) -> Callable[[], None]:
+    """Send pyasc launches to `session`; returns the function that undoes it."""
+    global _active
+    _active = session
+    # ascrun's own HTTP requests are not the code's: keep httpx's INFO lines out of its logs
+    httpx_log = logging.getLogger("httpx")
+    undo = [functools.partial(httpx_log.setLevel, httpx_log.level)]
+    httpx_log.setLevel(logging.WARNING)
+    if importlib.util.find_spec("asc") is None:
+        gaps = StandInGaps()
+        sys.path.insert(0, str(STANDIN))
+        sys.meta_path.append(gaps)
+        undo += [lambda: sys.path.remove(str(STANDIN)), lambda: sys.meta_path.remove(gaps)]
+    else:
+        import asc.lib.runtime as rt
+        import asc.runtime.config as config
+        from asc.runtime.jit import JITFunction
+        saved = [(JITFunction, "__getitem__", JITFunction.__getitem__), (config, "set_platform", config.set_platform),
+                 (rt, "current_stream", rt.current_stream)]
+        JITFunction.__getitem__ = lambda kernel, launch: session.launcher(kernel, launch)
+        config.set_platform = session.set_platform
+        rt.current_stream = session.current_stream
+        undo += [functools.partial(setattr, *entry) for entry in saved]
+
+    def uninstall() -> None:
+        global _active
+        for step in undo:
+            step()
+        _active = None
+
+    return uninstall
+
+
+def standin_gap(error: BaseException) -> Optional[str]:
+    """What is missing, if `error` is a gap of the stand-in: a NotInStandIn, or the ImportError of
+    `from asc... import NAME` for a NAME it lacks."""
+    if isinstance(error, NotInStandIn):
+        return str(error)
+    path = getattr(error, "path", None) if isinstance(error, ImportError) else None
+    if path and Path(path).is_relative_to(STANDIN):
+        return f"{error.msg.split(' (')[0]}: it is {WHY_NOT}"
+    return None

@@ -1,0 +1,111 @@
+"""`ascrun exec`: unmodified pyasc scripts, their launches on the service, their own asserts on
+the results; with real pyasc, and in a venv that has only the ascrun wheel (the stand-in asc)."""
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from ascrun_cli import NO_SIM_NOTICE, PYASC_STYLE, ascrun, launch_line
+from conftest import ROOT
+
+OVERRUN = ("block 15: DataCopy(GM->UB): elements [993, 1001) of tensor argument 'x' are outside its 1000 "
+           "elements")
+
+
+def test_tutorial_script_with_torch_runs_on_the_pool(service):
+    out = ascrun("exec", "--json", "--url", service.url, PYASC_STYLE / "add.py", "--", "-r", "Model",
+                 "-v", "Ascend910B1")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert (report["exit_code"], report["backend"], report["platform"], report["error"]) == (
+        0, "Model", "Ascend910B1", None)
+    [launch] = report["launches"]
+    assert {k: launch[k] for k in ("kernel", "core_num", "target", "status")} == {
+        "kernel": "vadd_kernel", "core_num": 8, "target": "cpu", "status": "finished"}
+    assert re.fullmatch(r"[0-9a-f]{32}", launch["job_id"])
+    assert NO_SIM_NOTICE in out.stderr.splitlines()
+    assert "INFO:root:[INFO] Sample add run success." in out.stderr  # the script ran to its end
+    assert "httpx" not in out.stderr  # ascrun's requests stay out of the script's INFO log
+
+
+def test_target_flag_overrides_the_backend(service):
+    cpu = ascrun("exec", "--target", "cpu", "--url", service.url, PYASC_STYLE / "test_vadd.py")
+    assert (cpu.returncode, cpu.stdout, cpu.stderr) == (0, "vadd: z == x + y for 8192 float32\n", "")
+    sim = ascrun("exec", "--target", "sim", "--retries", "0", "--url", service.url, PYASC_STYLE / "test_vadd.py")
+    where = f"{PYASC_STYLE / 'test_vadd.py'}:{launch_line(PYASC_STYLE / 'test_vadd.py', 'vadd_kernel[')}"
+    assert sim.returncode == 3
+    assert sim.stderr == f"ascrun: launch at {where} failed: unavailable: no worker serves target 'sim' right now\n"
+
+
+def test_failed_assert_in_the_script_exits_1_with_its_traceback(service):
+    out = ascrun("exec", "--url", service.url, PYASC_STYLE / "wrong_expectation.py")
+    assert out.returncode == 1
+    lines = out.stderr.splitlines()
+    line = launch_line(PYASC_STYLE / "wrong_expectation.py", "assert np.array_equal")
+    assert lines[1:3] == ["Traceback (most recent call last):",
+                          f'  File "{PYASC_STYLE / "wrong_expectation.py"}", line {line}, in <module>']
+    assert lines[-1] == "AssertionError: z[:4] = [4. 4. 4. 4.], expected x - y = [2. 2. 2. 2.]"
+
+
+def test_remote_runtime_error_exits_1_with_the_remote_message(service):
+    out = ascrun("exec", "--json", "--url", service.url, PYASC_STYLE / "overrun.py")
+    assert out.returncode == 1
+    where = f"{PYASC_STYLE / 'test_vadd.py'}:{launch_line(PYASC_STYLE / 'test_vadd.py', 'vadd_kernel[')}"
+    assert out.stderr.splitlines()[-1] == f"ascrun: launch at {where} failed: runtime_error: {OVERRUN}"
+    report = json.loads(out.stdout)
+    assert report["error"] == {"kind": "runtime_error", "message": OVERRUN}
+    assert report["launches"][0]["status"] == "failed" and report["launches"][0]["job_id"]
+
+
+def test_unreachable_service_exits_3():
+    out = ascrun("exec", "--retries", "0", "--url", "http://127.0.0.1:9", PYASC_STYLE / "test_vadd.py")
+    assert out.returncode == 3
+    assert "failed: unavailable: cannot reach the ascrun service at http://127.0.0.1:9: ConnectError" in out.stderr
+
+
+# --- where pyasc is not installed: a venv with only the ascrun wheel (and pytest) -----------------
+
+@pytest.fixture(scope="module")
+def bare_python(tmp_path_factory):
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w",
+                    str(out), str(ROOT)], check=True, capture_output=True)
+    venv = tmp_path_factory.mktemp("bare") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    install = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-compile",
+                              str(next(out.glob("ascrun-*.whl"))), "pytest"], capture_output=True, text=True)
+    assert install.returncode == 0, install.stderr
+    return python
+
+
+def test_without_pyasc_the_standin_runs_scripts_and_tests(bare_python, service, tmp_path):
+    probe = subprocess.run([str(bare_python), "-c", "import asc"], capture_output=True, text=True, cwd=tmp_path)
+    assert probe.stderr.splitlines()[-1] == "ModuleNotFoundError: No module named 'asc'"  # nothing shadows pyasc
+    out = ascrun("exec", "--url", service.url, PYASC_STYLE / "test_vadd.py", python=bare_python, cwd=tmp_path)
+    assert (out.returncode, out.stdout, out.stderr) == (0, "vadd: z == x + y for 8192 float32\n", NO_SIM_NOTICE + "\n")
+    tests = subprocess.run([str(bare_python), "-m", "pytest", "-p", "no:cacheprovider", "--confcutdir", str(PYASC_STYLE),
+                            "--ascrun-url", service.url, "--ascrun-target", "cpu", "-rs", str(PYASC_STYLE)],
+                           capture_output=True, text=True, cwd=ROOT)
+    assert tests.returncode == 0, tests.stdout
+    skip = launch_line(PYASC_STYLE / "test_vector_generalization.py", "pytest.skip(")
+    assert f"SKIPPED [1] tests/pyasc_style/test_vector_generalization.py:{skip}: torch is not installed" in tests.stdout
+    assert re.fullmatch(r"=+ 1 passed, 1 skipped in [0-9.]+s =+", tests.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("source, message", [
+    ("import asc\nfrom asc.language.core.struct import Struct\n",
+     "asc.language is not part of ascrun's stand-in for pyasc (pyasc is not installed here): install pyasc to use it"),
+    ("from asc.lib.runtime import CoreType\n",
+     "cannot import name 'CoreType' from 'asc.lib.runtime': it is not part of ascrun's stand-in for pyasc (pyasc is "
+     "not installed here): install pyasc to use it"),
+    ("import asc\n\n@asc.jit\ndef k(t: asc.adv.TCubeTiling):\n    pass\n",
+     "asc.adv is not part of ascrun's stand-in for pyasc (pyasc is not installed here): install pyasc to use it"),
+])
+def test_without_pyasc_what_the_standin_lacks_is_named(bare_python, service, tmp_path, source, message):
+    script = tmp_path / "uses_more_of_pyasc.py"
+    script.write_text(source)
+    out = ascrun("exec", "--url", service.url, script, python=bare_python, cwd=tmp_path)
+    assert (out.returncode, out.stderr) == (2, f"ascrun: {message}\n")

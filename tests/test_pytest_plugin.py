@@ -1,0 +1,45 @@
+"""The pytest plugin: pyasc-style tests (tests/pyasc_style) run unmodified against the pool, with
+their asserts on the returned outputs, remote errors in the report and jobs in the JUnit XML."""
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+from ascrun_cli import NO_SIM_NOTICE, PYASC_STYLE
+from conftest import ROOT
+
+OVERRUN = ("block 15: DataCopy(GM->UB): elements [993, 1001) of tensor argument 'x' are outside its 1000 "
+           "elements")
+
+
+def test_pyasc_style_tests_run_on_the_pool_with_junit_xml(service, client, tmp_path):
+    junit = tmp_path / "junit.xml"
+    out = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--confcutdir", str(PYASC_STYLE),
+                          "--ascrun-url", service.url, f"--junitxml={junit}",
+                          *(str(PYASC_STYLE / name) for name in ("test_vadd.py", "test_vector_generalization.py",
+                                                                 "overrun.py"))],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 1, out.stdout  # the one failure is overrun.py's, on purpose
+    lines = out.stdout.splitlines()
+    assert f"ascrun: kernel launches go to {service.url}" in lines
+    assert re.fullmatch(r"=+ 1 failed, 5 passed in [0-9.]+s( \(.*\))? =+", lines[-1]), lines[-1]
+    # the remote error is the test's failure, and its job is named in the report's ascrun section
+    assert any(re.fullmatch(rf"E +ascrun\.compiler\.errors\.KernelError: {re.escape(OVERRUN)}", line) for line in lines)
+    failed_job = next(re.fullmatch(r"vadd_kernel x16 on cpu: job ([0-9a-f]{32}) failed: runtime_error: (.*)", line)
+                      for line in lines if " failed: runtime_error: " in line)
+    assert failed_job.group(2) == OVERRUN
+    assert NO_SIM_NOTICE in lines
+
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("6", "1", "0")
+    cases = {case.get("name"): case for case in suite.iter("testcase")}
+    assert sorted(cases) == ["test_vadd", "test_vadd[Backend.Model-dtype0-size0]", "test_vadd[Backend.Model-dtype1-size1]",
+                             "test_vadd[Backend.Model-dtype2-size2]", "test_vadd_1000_elements",
+                             "test_vadds[Backend.Model-dtype0-size0]"]
+    failure = cases["test_vadd_1000_elements"].find("failure")
+    assert failure.get("message") == f"ascrun.compiler.errors.KernelError: {OVERRUN}"
+    for name, case in cases.items():
+        [job] = [p.get("value") for p in case.iter("property") if p.get("name") == "ascrun_job"]
+        record = client._request("GET", f"/v1/jobs/{job}").json()  # the job the test ran, on the service
+        assert record["status"] == ("failed" if name == "test_vadd_1000_elements" else "finished"), name
+    assert failed_job.group(1) == next(p.get("value") for p in cases["test_vadd_1000_elements"].iter("property"))
