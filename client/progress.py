@@ -42,12 +42,14 @@ class TerminalProgress:
 
     def on_upload(self, sent: int, total: int) -> None:
         from rich.filesize import decimal
+        detail = f"{decimal(sent)} / {decimal(total)}" if total else "the pool has the tensors"
         self._bar.update(self._task, description=f"{self._label}: uploading", total=total or None, completed=sent,
-                         detail=f"{decimal(sent)} / {decimal(total)}")
+                         detail=detail, refresh=True)
 
     def on_status(self, handle: Any) -> None:
         state = "compiling and running" if handle.status == "started" else handle.status
-        self._bar.update(self._task, description=f"{self._label}: {state}", total=None, detail=f"job {handle.id[:8]}")
+        self._bar.update(self._task, description=f"{self._label}: {state}", total=None, detail=f"job {handle.id[:8]}",
+                         refresh=True)
 
     def end(self, line: str) -> None:
         self._bar.remove_task(self._task)
