@@ -90,16 +90,21 @@ inline bool odd_last_bit(D v) {
     }
 }
 
-// x (exact in long double) to floating type D under mode M.
-template <typename D, RM M>
-inline D to_float_type(long double x) {
+// The type every value of S (and every rounding step) is exact in: double, or long double when a
+// 64-bit integer is involved.
+template <typename D, typename S>
+using wide_t = typename std::conditional<(sizeof(D) == 8 || sizeof(S) == 8), long double, double>::type;
+
+// x (exact in W) to floating type D under mode M.
+template <typename D, RM M, typename W>
+inline D to_float_type(W x) {
     D n;
     if constexpr (std::is_same<D, float>::value) {
         n = static_cast<float>(x);
     } else {
         n = D(static_cast<double>(x));
     }
-    const long double nv = static_cast<long double>(static_cast<float>(n));
+    const W nv = static_cast<W>(static_cast<float>(n));
     if (M == RM::CAST_NONE || M == RM::CAST_RINT || nv == x || !std::isfinite(static_cast<float>(n)) || x != x) {
         return n;
     }
@@ -111,8 +116,8 @@ inline D to_float_type(long double x) {
         case RM::CAST_TRUNC: return x > 0 ? lo : hi;
         case RM::CAST_ODD: return odd_last_bit(lo) ? lo : hi;
         case RM::CAST_ROUND: {
-            const long double dl = x - static_cast<long double>(static_cast<float>(lo));
-            const long double dh = static_cast<long double>(static_cast<float>(hi)) - x;
+            const W dl = x - static_cast<W>(static_cast<float>(lo));
+            const W dh = static_cast<W>(static_cast<float>(hi)) - x;
             if (dl == dh) return x > 0 ? hi : lo;
             return n;
         }
@@ -120,8 +125,8 @@ inline D to_float_type(long double x) {
     }
 }
 
-template <RM M>
-inline long double round_integral(long double x) {
+template <RM M, typename W>
+inline W round_integral(W x) {
     switch (M) {
         case RM::CAST_FLOOR: return std::floor(x);
         case RM::CAST_CEIL: return std::ceil(x);
@@ -131,12 +136,12 @@ inline long double round_integral(long double x) {
     }
 }
 
-template <typename S>
-inline long double exact(S v) {
+template <typename W, typename S>
+inline W exact(S v) {
     if constexpr (std::is_integral<S>::value) {
-        return static_cast<long double>(v);
+        return static_cast<W>(v);
     } else {
-        return static_cast<long double>(static_cast<float>(v));
+        return static_cast<W>(static_cast<float>(v));
     }
 }
 
@@ -144,14 +149,14 @@ inline long double exact(S v) {
 // (or NaN), n if none.
 template <typename D, typename S, RM M>
 uint64_t cast_elements(elem_t<D>* dst, const elem_t<S>* src, uint64_t n) {
+    using W = wide_t<D, S>;
+    constexpr W lo = static_cast<W>(std::numeric_limits<D>::lowest());
+    constexpr W hi = static_cast<W>(std::numeric_limits<D>::max());
     for (uint64_t i = 0; i < n; ++i) {
-        const long double x = exact<S>(src[i]);
+        const W x = exact<W>(src[i]);
         if constexpr (std::is_integral<D>::value) {
-            const long double r = std::is_integral<S>::value ? x : round_integral<M>(x);
-            if (!(r >= static_cast<long double>(std::numeric_limits<D>::min()) &&
-                  r <= static_cast<long double>(std::numeric_limits<D>::max()))) {
-                return i;
-            }
+            const W r = std::is_integral<S>::value ? x : round_integral<M>(x);
+            if (!(r >= lo && r <= hi)) return i;
             dst[i] = static_cast<D>(r);
         } else if constexpr (std::is_same<D, S>::value) {
             dst[i] = static_cast<D>(round_integral<M>(x));  // float -> float: to an integral value
@@ -169,7 +174,7 @@ void cast_count_mode(elem_t<D>* d, const elem_t<S>* s, uint64_t n) {
         fault(format("Cast<%s, %s>(%s): element %llu (%Lg) is outside the range of %s (the reference does not define "
                      "the result)",
                      TypeName<D>::c(), TypeName<S>::c(), mode_name(M), static_cast<unsigned long long>(bad),
-                     exact<S>(s[bad]), TypeName<D>::c()));
+                     static_cast<long double>(exact<wide_t<D, S>>(s[bad])), TypeName<D>::c()));
     }
 }
 
