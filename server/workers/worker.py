@@ -5,6 +5,7 @@ forking work horses, so every horse inherits them instead of paying for them per
 """
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import signal
@@ -64,6 +65,7 @@ def _wait_for_redis(connection: redis.Redis) -> None:
 
 def serve(targets: Sequence[str], settings: Settings, burst: bool = False, name: str | None = None) -> None:
     frontend.run(WARM_UP, [ArgSpec("tensor", "float32")])
+    gc.freeze()  # what exists now is never collected: a work horse's GC does not touch (copy) its pages
 
     for target in targets:
         _ = pipeline.get_target(target).toolchain.id  # fails now, not per job, if the toolchain is missing
