@@ -14,7 +14,6 @@ import uuid
 from typing import TYPE_CHECKING, Any, Callable, Dict, Optional
 
 import httpx
-import numpy as np
 
 from .args import HostArgs, prepare
 from .compiler.bundle import collect
@@ -138,36 +137,30 @@ class Client:
     def source(self, job_id: str) -> str:
         return self._request("GET", f"/v1/jobs/{job_id}/source").text
 
-    def launch(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
-               timeout: Optional[float] = None) -> LaunchResult:
-        """Run `kernel` remotely; the tensors it writes are copied back into the caller's arrays."""
-        start = time.perf_counter()
+    def _job(self, kernel: Any, core_num: int, args: Any, target: str, timeout: Optional[float]):
+        """The submission body, the blobs it refers to, and the caller's arguments."""
         bundle = collect(kernel)
         host = prepare(param_names(bundle), args)
         arg_json, blobs = self._arguments(host)
         body = {"bundle": bundle.to_json(), "core_num": core_num, "target": target, "args": arg_json}
         if timeout is not None:
             body["timeout"] = timeout
+        return body, blobs, host
+
+    def launch(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
+               timeout: Optional[float] = None) -> LaunchResult:
+        """Run `kernel` remotely; the tensors it writes are copied back into the caller's arrays.
+        A cached launch is one request that waits for the job, then one download per output."""
+        from .handle import LaunchHandle  # handle.py builds on this module
+
+        start = time.perf_counter()
+        body, blobs, host = self._job(kernel, core_num, args, target, timeout)
         record = self._submit(body, blobs, wait=POLL_S)
-        if record["status"] not in TERMINAL:
-            record = self.wait(record["id"], (timeout or 600) + WAIT_MARGIN_S)
-        submitted_s = time.perf_counter() - start
-        if record["status"] != "finished":
-            error = record.get("error") or {"kind": "runtime_error", "message": "job failed"}
-            raise KernelError(error["message"], kind=error["kind"])
-        download_start = time.perf_counter()
-        outputs = {}
-        for name, ref in record["outputs"].items():
-            data = self._request("GET", f"/v1/blobs/{ref['blob']}").content
-            array = np.frombuffer(data, dtype=ref["dtype"]).reshape(ref["shape"])
-            host.write_back(name, array)
-            outputs[name] = array
-        timings = {k: v for k, v in record["timings"].items() if k != "total"}
-        worker_s = record["ended_at"] - record["created_at"]
-        timings.update(upload=max(0.0, submitted_s - worker_s), download=time.perf_counter() - download_start,
-                       total=time.perf_counter() - start)
-        return LaunchResult(outputs=outputs, timings=timings, cache=record["cache"], ir_hash=record["ir_hash"],
-                            job_id=record["id"], _fetch_source=functools.partial(self.source, record["id"]))
+        # "upload": the client's share of the submission, without the time the job itself took
+        worker_s = record["ended_at"] - record["created_at"] if record["status"] in TERMINAL else 0.0
+        upload_s = max(0.0, time.perf_counter() - start - worker_s)
+        return LaunchHandle(self, record, host, started=start, upload_s=upload_s,
+                            max_wait=(timeout or 600) + WAIT_MARGIN_S).result()
 
     def submit(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu", timeout: Optional[float] = None,
                on_upload: Optional[Callable[[int, int], None]] = None) -> "LaunchHandle":
@@ -176,12 +169,7 @@ class Client:
         from .handle import LaunchHandle, upload_missing  # handle.py builds on this module
 
         start = time.perf_counter()
-        bundle = collect(kernel)
-        host = prepare(param_names(bundle), args)
-        arg_json, blobs = self._arguments(host)
-        body = {"bundle": bundle.to_json(), "core_num": core_num, "target": target, "args": arg_json}
-        if timeout is not None:
-            body["timeout"] = timeout
+        body, blobs, host = self._job(kernel, core_num, args, target, timeout)
         if on_upload is not None:
             upload_missing(self, blobs, on_upload)
         record = self._submit(body, blobs, wait=0)
