@@ -16,5 +16,6 @@
 #include "ascrun/vec_copy.h"
 #include "ascrun/vec_cast.h"
 #include "ascrun/vec_transpose.h"
+#include "ascrun/vec_reduce.h"
 #include "ascrun/tpipe.h"
 #include "ascrun/launch.h"

@@ -352,10 +352,11 @@ private:
 namespace ascrun {
 
 // Resolves LocalTensor operand `role` of instruction `api`, which touches its first `count`
-// elements: checks it and returns the UB pointer. One call per operand per instruction.
+// elements: checks it and returns the UB pointer. One call per operand per instruction. `align`:
+// the start alignment the instruction requires of this operand (32 bytes unless its page says less).
 template <typename T>
 elem_t<T>* ub_operand(BlockContext& b, const char* api, const char* role, const AscendC::LocalTensor<T>& t,
-                      uint64_t count) {
+                      uint64_t count, uint32_t align = kUbAlign) {
     if (!t.ascrun_bound()) {
         fault(format("%s: %s LocalTensor was never initialized (default-constructed and not assigned from a "
                      "constructor, AllocTensor, DeQue or Get)",
@@ -376,10 +377,11 @@ elem_t<T>* ub_operand(BlockContext& b, const char* api, const char* role, const 
         fault(format("%s: %s LocalTensor range [%s, %s) is outside the Unified Buffer (%s bytes)", api, role,
                      hex(addr).c_str(), hex(end).c_str(), hex(kUbBytes).c_str()));
     }
-    if (addr % kUbAlign != 0) {
-        fault(format("%s: %s LocalTensor starts at UB offset %s, which is not 32-byte aligned (Unified Buffer "
-                     "operands must start on a 32-byte boundary)",
-                     api, role, hex(addr).c_str()));
+    if (addr % align != 0) {
+        fault(format("%s: %s LocalTensor starts at UB offset %s, which is not %u-byte aligned (%s must "
+                     "start on a %u-byte boundary)",
+                     api, role, hex(addr).c_str(), align,
+                     align == kUbAlign ? "Unified Buffer operands" : "this operand", align));
     }
     return reinterpret_cast<elem_t<T>*>(b.ub + addr);
 }
