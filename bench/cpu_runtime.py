@@ -6,6 +6,9 @@ Prints the median run time of each and their ratio. The kernel is pyasc's TPipe/
 a runtime tile loop, so any size fits the 192 KiB Unified Buffer; the build is cached. --form mask
 runs the same kernel with Add in its mask + repeat form (mask 64, TILE / 64 repeats,
 BinaryRepeatParams(1, 1, 1, 8, 8, 8)), which goes through the mask planner and its runs.
+Then a reduction row: WholeReduceSum of every 64 floats (one repeat each) against numpy's
+np.add.reduce(x.reshape(-1, 64), axis=1, out=...); the kernel's result is checked bit for bit
+against the reference's binary tree.
 """
 import argparse
 import statistics
@@ -60,6 +63,57 @@ def vadd_tiled(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress,
         out_z.free_tensor(zo)
 
 
+@asc.jit
+def wsum_tiled(x: asc.GlobalAddress, z: asc.GlobalAddress, block_length: int, tile_length: asc.ConstExpr[int]):
+    """z[k] = WholeReduceSum of x[64 k : 64 k + 64]: TILE / 64 repeats per tile."""
+    out_tile = tile_length // 64
+    x_gm = asc.GlobalTensor()
+    z_gm = asc.GlobalTensor()
+    x_gm.set_global_buffer(x + asc.get_block_idx() * block_length, block_length)
+    z_gm.set_global_buffer(z + asc.get_block_idx() * (block_length // 64), block_length // 64)
+    pipe = asc.TPipe()
+    in_x = asc.TQue(asc.TPosition.VECIN, BUFFER_NUM)
+    out_z = asc.TQue(asc.TPosition.VECOUT, BUFFER_NUM)
+    pipe.init_buffer(in_x, BUFFER_NUM, tile_length * x.dtype.sizeof())
+    pipe.init_buffer(out_z, BUFFER_NUM, out_tile * z.dtype.sizeof())
+    for i in range(block_length // tile_length):
+        x_local = in_x.alloc_tensor(x.dtype)
+        asc.data_copy(x_local, x_gm[i * tile_length:], tile_length)
+        in_x.enque(x_local)
+        xs = in_x.deque(x.dtype)
+        zs = out_z.alloc_tensor(z.dtype)
+        asc.whole_reduce_sum(zs, xs, 64, out_tile, 1, 1, 8)
+        out_z.enque(zs)
+        in_x.free_tensor(xs)
+        zo = out_z.deque(z.dtype)
+        asc.data_copy(z_gm[i * out_tile:], zo, out_tile)
+        out_z.free_tensor(zo)
+
+
+def bench_whole_reduce_sum(opts, x: np.ndarray) -> None:
+    block = x.size // opts.cores
+    z = np.zeros(x.size // 64, np.float32)
+    zn = np.empty_like(z)
+    first = ascrun.run_local(wsum_tiled, opts.cores, x, z, block, TILE)  # compiles, or loads the cache
+    tree = x.reshape(-1, 64)
+    while tree.shape[1] > 1:  # the reference's order: lanes (0,1), (2,3), ..., then pairwise again
+        tree = tree[:, 0::2] + tree[:, 1::2]
+    assert np.array_equal(z, tree[:, 0]), "kernel result differs from the binary-tree model"
+    kernel_s, numpy_s = [], []
+    for _ in range(opts.repeats):  # interleaved, so both see the same machine load
+        kernel_s.append(ascrun.run_local(wsum_tiled, opts.cores, x, z, block, TILE).timings["run"])
+        start = time.perf_counter()
+        np.add.reduce(x.reshape(-1, 64), axis=1, out=zn)
+        numpy_s.append(time.perf_counter() - start)
+    k, n = statistics.median(kernel_s), statistics.median(numpy_s)
+    gbps = (x.nbytes + z.nbytes) / 1e9
+    print(f"WholeReduceSum (64 per repeat) 2^{opts.log2_size} float32, {opts.cores} blocks (first launch: build "
+          f"{first.cache['build']}, {first.timings['build'] * 1e3:.0f} ms)")
+    print(f"  cpu runtime kernel run: {k * 1e3:8.1f} ms  ({gbps / k:5.1f} GB/s)")
+    print(f"  numpy add.reduce(64):   {n * 1e3:8.1f} ms  ({gbps / n:5.1f} GB/s)")
+    print(f"  ratio kernel / numpy:   {k / n:8.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--log2-size", type=int, default=26)
@@ -93,6 +147,7 @@ def main() -> None:
         print(f"  cpu runtime kernel run: {k * 1e3:8.1f} ms  ({gbps / k:5.1f} GB/s)")
         print(f"  numpy np.add(out=z):    {n * 1e3:8.1f} ms  ({gbps / n:5.1f} GB/s)")
         print(f"  ratio kernel / numpy:   {k / n:8.2f}x")
+    bench_whole_reduce_sum(opts, x)
 
 if __name__ == "__main__":
     main()

@@ -586,6 +586,11 @@ def test_parameter_ranges_fail():
                                                                                  mask=8, sbs=70000)
 
 
+def test_counter_mode_count_above_32_bits_fails():
+    msg = fails(_ub(np.float32), "whole_sum", counter=1, bits=1, lo=1 << 33)
+    assert "WholeReduceSum: counter-mode element count 8589934592 is larger than ascrun supports (2^32 - 1)" in msg
+
+
 def test_dst_alignment_per_instruction():
     # BlockReduce*: 8 elements (32 bytes for float); WholeReduceMax [value, index]: 8 bytes for float;
     # WholeReduceSum: one element.

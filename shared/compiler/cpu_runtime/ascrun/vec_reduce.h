@@ -3,10 +3,11 @@
 //   forms: continuous or bit mask, normal or counter mode, isSetMask), and ReduceSum/Max/Min with
 //   their sharedTmpBuffer (count form and mask + repeat forms).
 //
-// Model (归约计算/<API>.md and its successors ReduceDataBlock.md, ReduceRepeat.md, ReducePairElem.md;
-// 通用说明和约束.md; the c220 implementation for how ReduceSum/Max/Min compose the instructions):
-//  - Each repeat reads the `per` lanes (256 bytes) of mask.h's repeat geometry; lane j sits in block
-//    j / (32 / sizeof(T)) at srcBlkStride blocks per block, srcRepStride blocks per repeat.
+// Model (Memory矢量计算/归约计算/<API>.md as pyasc 1.1.1 names them, their successors
+// ReduceDataBlock.md, ReduceRepeat.md, ReducePairElem.md, and 通用说明和约束.md; how ReduceSum/Max/Min
+// compose the instructions follows their pages and the c220 implementation):
+//  - Each repeat reads the `per` lanes (256 bytes) of mask.h's repeat geometry: lane j sits in block
+//    j / (32 / sizeof(T)); blocks srcBlkStride apart, repeats srcRepStride blocks apart.
 //  - Sums are binary trees in lane order: lanes (0,1), (2,3), ... are added, then those sums pairwise,
 //    every addition rounded to T (half accumulates in half). A lane the mask leaves out enters the
 //    tree as +0 (the reference does not say; it only matters for the sign of a zero sum).
@@ -20,22 +21,28 @@
 //    unwritten (A2/A3). WholeReduceMax/Min write per ReduceOrder: [value, index], [index, value]
 //    (dstRepStride in 2 * sizeof(T)), [value] (sizeof(T)) or [index] as uint32_t (4 bytes). The
 //    index is the lane in its repeat, stored as the bits of T (uint16_t in a half, uint32_t in a float).
-//  - Overlap: a repeat may overwrite the source it has just read (BlockReduceSum.md), but no repeat
-//    may write what a later repeat reads (通用地址重叠约束); other overlaps fault.
-//  - ReduceSum, count form (A2/A3 "方式二"): a tree per repeat of `per` elements, the repeats' sums
-//    added in order; sharedTmpBuffer is neither read nor written. Mask + repeat forms ("方式一"): a
-//    tree per repeat, then a tree over each `per` repeat sums, then (more than `per` repeats) a tree
-//    over those.
-//  - ReduceMax/Min: the first extreme over all selected elements, repeat by repeat; with calIndex,
-//    dst[1] holds its index (repeat * srcRepStride * lanes per block + lane; the element's offset in
-//    the count form) as the bits of T. half can hold indexes up to 65535 only: a larger one faults.
-//  - sharedTmpBuffer must hold the reference's minimum (checked); its contents after the call are
-//    not defined by the reference: ascrun fills that minimum with the UB poison byte 0xA5. dst may
-//    overlap sharedTmpBuffer (written last); sharedTmpBuffer may not overlap src.
+//  - dst alignment per page: BlockReduce* 8 elements, PairReduceSum 32 bytes, WholeReduceSum /
+//    RepeatReduceSum / ReduceSum one element, WholeReduceMax/Min the dstRepStride unit of the order,
+//    ReduceMax/Min two elements; src and sharedTmpBuffer 32 bytes.
+//  - Overlap (BlockReduceSum.md, 通用地址重叠约束): a repeat may overwrite the source it has just read,
+//    but a repeat that writes what a later repeat reads faults.
+//  - ReduceSum, count form (A2/A3 "方式二"): a tree per repeat of `per` elements (the last one padded
+//    with +0), the repeats' sums added in order; sharedTmpBuffer is neither read nor written. Mask +
+//    repeat forms ("方式一"): a tree per repeat, then a tree over each `per` repeat sums, then (more
+//    than `per` repeats) a tree over those; more than per * per repeats faults.
+//  - ReduceMax/Min: the first extreme over all selected elements in (repeat, lane) order; with
+//    calIndex, dst[1] holds its index (repeat * srcRepStride * lanes per block + lane; the element's
+//    offset in the count form) as the bits of T, else dst[1] is untouched. A half holds indexes up to
+//    65535 only: a larger one faults.
+//  - sharedTmpBuffer must hold the reference's minimum (ReduceSum.md, ReduceMax.md; the count form of
+//    ReduceMax/Min counts floor(count / per), at least 1, first-round repeats). Its contents after
+//    the call are not defined: ascrun fills that minimum with the UB poison byte 0xA5. dst may
+//    overlap it (dst is written last); src may not (intermediate results would overwrite it).
 //  - The reference does not say what ReduceMax/Min and the mask forms of ReduceSum leave in the mask
 //    register (they set masks and modes internally): ascrun leaves the defaults (normal mode, full
 //    mask). They fault in counter mode, where their internal normal-mode masks would be counts.
-//  - mask 0 or repeatTime 0 (count 0) is a NOP, as for the other vector instructions.
+//  - mask 0 or repeatTime 0 (count 0) is a NOP, as for the other vector instructions. Counter-mode
+//    counts above 2^32 - 1 fault (an ascrun limit that keeps every offset in 64 bits).
 #pragma once
 
 #include <algorithm>
@@ -77,13 +84,15 @@ inline uint64_t bounded(const char* api, const char* name, int32_t v, int64_t hi
 }
 
 // The selected lanes of one repeat in lane order, each with its element offset from the repeat's
-// start; `groups`: bit g set when group g (lanes [g << levels, (g + 1) << levels)) has a lane.
+// start; `groups`: bit g set when group g (lanes [g << levels, (g + 1) << levels)) has a lane
+// (levels >= 1, so at most 64 groups; log2(per) makes the whole repeat one group).
 struct Lanes {
     uint32_t n = 0;
     uint8_t lane[128];
     uint32_t off[128];
     uint64_t groups = 0;
     uint8_t blocks = 0;  // bit k: block k has a lane (what the repeat reads)
+    bool dense = false;  // every lane, from contiguous blocks: the repeat is 256 contiguous bytes
 };
 
 template <typename T>
@@ -100,6 +109,7 @@ inline void make_lanes(uint64_t lo, uint64_t hi, uint64_t blk, uint32_t levels, 
         l.groups |= uint64_t(1) << (j >> levels);
         l.blocks = static_cast<uint8_t>(l.blocks | (1u << (j / epb<T>)));
     }
+    l.dense = l.n == per<T> && blk == 1;
 }
 
 // The lanes of the full repeats and of the last one, from the mask register as make_plan left it:
@@ -120,22 +130,38 @@ inline void plan_lanes(const BlockContext& b, uint64_t repeats, uint64_t blk, ui
     last = full;
 }
 
-// Lane values of one repeat: the selected lanes from src, +0 in the others.
+// Scratch of one repeat: its lane values and the two rows the tree levels alternate between.
 template <typename T>
-inline void gather(const elem_t<T>* src, const Lanes& l, T* v) {
-    std::fill(v, v + per<T>, T(0.0f));
-    for (uint32_t i = 0; i < l.n; ++i) v[l.lane[i]] = src[l.off[i]];
+struct Work {
+    T v[128];
+    T s[2][64];
+};
+
+// `levels` (>= 1) levels of the binary tree over `width` lanes at `in`: returns the width >> levels
+// partial sums, sum g covering lanes [g << levels, (g + 1) << levels).
+template <typename T, typename In>
+inline const T* tree_sum(const In* in, uint32_t width, uint32_t levels, Work<T>& w) {
+    uint32_t n = width / 2;
+    ASCRUN_IVDEP
+    for (uint32_t i = 0; i < n; ++i) w.s[0][i] = arith::add<T>(in[2 * i], in[2 * i + 1]);
+    for (uint32_t k = 1; k < levels; ++k) {
+        const T* a = w.s[(k - 1) & 1];
+        T* d = w.s[k & 1];
+        n /= 2;
+        ASCRUN_IVDEP
+        for (uint32_t i = 0; i < n; ++i) d[i] = arith::add<T>(a[2 * i], a[2 * i + 1]);
+    }
+    return w.s[(levels - 1) & 1];
 }
 
-// `levels` levels of the binary tree, in place: then v[g] is the sum of lanes [g << levels, (g + 1) << levels).
+// The sums of one repeat's lane groups: the tree straight over src when the repeat is dense, else
+// over the selected lanes gathered with +0 in the others.
 template <typename T>
-inline void tree_sum(T* v, uint32_t width, uint32_t levels) {
-    T next[64];
-    for (uint32_t k = 0, w = width / 2; k < levels; ++k, w /= 2) {
-        ASCRUN_IVDEP
-        for (uint32_t i = 0; i < w; ++i) next[i] = arith::add(v[2 * i], v[2 * i + 1]);
-        for (uint32_t i = 0; i < w; ++i) v[i] = next[i];
-    }
+inline const T* repeat_sums(const elem_t<T>* src, const Lanes& l, uint32_t levels, Work<T>& w) {
+    if (l.dense) return tree_sum<T>(src, per<T>, levels, w);
+    std::fill(w.v, w.v + per<T>, T(0.0f));
+    for (uint32_t i = 0; i < l.n; ++i) w.v[l.lane[i]] = src[l.off[i]];
+    return tree_sum<T>(w.v, per<T>, levels, w);
 }
 
 // Whether v (a later lane) replaces best: best is not NaN, and v is NaN or strictly better.
@@ -224,14 +250,14 @@ inline uint32_t groups_end(uint64_t groups) {
 // 2^levels lanes; group g of repeat r goes to dst element r * dstRepStride * unit + g.
 template <typename T>
 struct SumGroups {
-    static void run(const elem_t<T>* src, const Lanes& l, uint32_t levels, T* out) {
-        gather<T>(src, l, out);
-        tree_sum<T>(out, per<T>, levels);
+    static const T* run(const elem_t<T>* src, const Lanes& l, uint32_t levels, Work<T>& w) {
+        return repeat_sums<T>(src, l, levels, w);
     }
 };
 template <bool IsMax, typename T>
 struct ExtremeGroups {
-    static void run(const elem_t<T>* src, const Lanes& l, uint32_t levels, T* out) {
+    static const T* run(const elem_t<T>* src, const Lanes& l, uint32_t levels, Work<T>& w) {
+        T* out = w.v;
         uint64_t seen = 0;
         for (uint32_t i = 0; i < l.n; ++i) {
             const uint32_t g = l.lane[i] >> levels;
@@ -243,6 +269,7 @@ struct ExtremeGroups {
                 out[g] = v;
             }
         }
+        return out;
     }
 };
 
@@ -270,10 +297,10 @@ void group_reduce(const char* api, uint32_t levels, uint32_t unit, uint32_t dst_
                full.blocks,
                last.blocks};
     check_later_reads(api, g);
-    T out[128];
+    Work<T> work;
     for (uint64_t r = 0; r < repeats; ++r) {
         const Lanes& l = r + 1 == repeats ? last : full;
-        Groups::run(s + r * s_rep, l, levels, out);
+        const T* out = Groups::run(s + r * s_rep, l, levels, work);
         elem_t<T>* dr = d + r * d_rep;
         for (uint64_t m = l.groups; m != 0; m &= m - 1) {
             const uint32_t k = static_cast<uint32_t>(__builtin_ctzll(m));
@@ -298,7 +325,9 @@ void whole_extreme(const char* api, const AscendC::LocalTensor<T>& dst, const As
     const uint64_t d_rep = bounded(api, "dstRepStride", drs, 65535) * unit;  // bytes
     uint64_t repeats = 0, src_extent = 0;
     Lanes full, last;
-    if (!setup<T, isSetMask>(b, api, arg, m0, m1, repeat, sbs, srs, 0, repeats, src_extent, full, last)) return;
+    if (!setup<T, isSetMask>(b, api, arg, m0, m1, repeat, sbs, srs, log2(per<T>), repeats, src_extent, full, last)) {
+        return;
+    }
     elem_t<T>* dp = ub_operand(b, api, "dst", dst, ((repeats - 1) * d_rep + unit) / sizeof(T), unit);
     uint8_t* d = reinterpret_cast<uint8_t*>(dp);
     const elem_t<T>* s = ub_operand(b, api, "src", src, src_extent);
@@ -338,13 +367,11 @@ void whole_extreme(const char* api, const AscendC::LocalTensor<T>& dst, const As
 // ---- ReduceSum / ReduceMax / ReduceMin -------------------------------------------------------------
 
 // The tree sum of the first n (<= per) values (the rest +0).
-template <typename T>
-inline T tree_of(const T* vals, uint64_t n) {
-    T v[128];
-    std::fill(v, v + per<T>, T(0.0f));
-    std::copy(vals, vals + n, v);
-    tree_sum<T>(v, per<T>, log2(per<T>));
-    return v[0];
+template <typename T, typename In>
+inline T tree_of(const In* vals, uint64_t n, Work<T>& w) {
+    std::fill(w.v, w.v + per<T>, T(0.0f));
+    std::copy(vals, vals + n, w.v);
+    return tree_sum<T>(w.v, per<T>, log2(per<T>), w)[0];
 }
 
 // sharedTmpBuffer's minimum in elements for ReduceMax/Min (ReduceMax.md): the first round's
@@ -403,7 +430,7 @@ bool setup_composite(BlockContext& b, const char* api, mask::Arg arg, int64_t m0
     mask::Plan p;  // one repeat: checks the mask and gives one repeat's span
     const bool any = mask::make_plan<T>(b, api, true, arg, static_cast<uint64_t>(m0), m1, 1, 1, blk, rep, p);
     Lanes unused;
-    if (any) plan_lanes<T>(b, 1, 1, 0, lanes, unused);
+    if (any) plan_lanes<T>(b, 1, 1, log2(per<T>), lanes, unused);
     mask::restore_defaults(b);
     if (!any || repeat == 0) return false;
     repeats = static_cast<uint64_t>(repeat);
@@ -431,21 +458,21 @@ void reduce_sum_masked(const AscendC::LocalTensor<T>& dst, const AscendC::LocalT
     elem_t<T>* w = tmp_operand(b, api, tmp, (repeats + epb<T> - 1) / epb<T> * epb<T>, src, src_extent);
     elem_t<T>* d = ub_operand(b, api, "dst", dst, 1, sizeof(T));
     const uint64_t s_rep = static_cast<uint64_t>(srs) * epb<T>;
-    T v[128], sums[128], top[128];
+    Work<T> work;
+    T sums[128], top[128];
     uint64_t n_sums = 0, n_top = 0;
     T first = T(0.0f);
     for (uint64_t r = 0; r < repeats; ++r) {
-        gather<T>(s + r * s_rep, lanes, v);
-        tree_sum<T>(v, per<T>, log2(per<T>));
-        if (r == 0) first = v[0];
-        sums[n_sums++] = v[0];
+        const T sum = repeat_sums<T>(s + r * s_rep, lanes, log2(per<T>), work)[0];
+        if (r == 0) first = sum;
+        sums[n_sums++] = sum;
         if (n_sums == per<T> || r + 1 == repeats) {
-            top[n_top++] = tree_of<T>(sums, n_sums);
+            top[n_top++] = tree_of(sums, n_sums, work);
             n_sums = 0;
         }
     }
     // One repeat: its sum as it is; up to `per`: the second round's one sum; more: a third round.
-    const T result = repeats == 1 ? first : (n_top == 1 ? top[0] : tree_of<T>(top, n_top));
+    const T result = repeats == 1 ? first : (n_top == 1 ? top[0] : tree_of(top, n_top, work));
     std::memset(w, kUbPoison, ((repeats + epb<T> - 1) / epb<T> * epb<T>) * sizeof(T));
     d[0] = result;
 }
@@ -460,14 +487,12 @@ void reduce_sum_count(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTe
     ub_operand(b, api, "sharedTmpBuffer", tmp, 0);  // not used by this form ("方式二")
     const elem_t<T>* s = ub_operand(b, api, "src", src, n);
     elem_t<T>* d = ub_operand(b, api, "dst", dst, 1, sizeof(T));
-    T v[128];
+    Work<T> work;
     T acc = T(0.0f);
     for (uint64_t i = 0; i < n; i += per<T>) {
         const uint64_t len = std::min<uint64_t>(per<T>, n - i);
-        std::fill(v + len, v + per<T>, T(0.0f));
-        std::copy(s + i, s + i + len, v);
-        tree_sum<T>(v, per<T>, log2(per<T>));
-        acc = i == 0 ? v[0] : arith::add(acc, v[0]);
+        const T sum = len == per<T> ? tree_sum<T>(s + i, per<T>, log2(per<T>), work)[0] : tree_of(s + i, len, work);
+        acc = i == 0 ? sum : arith::add(acc, sum);
     }
     d[0] = acc;
 }
