@@ -497,8 +497,9 @@ void reduce_sum_count(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTe
     d[0] = acc;
 }
 
-// The result of ReduceMax/Min: the extreme, its index, and the tmp minimum to check and poison.
-template <bool IsMax, typename T>
+// ReduceMax/Min results: checks the index fits, poisons the sharedTmpBuffer minimum, then writes dst
+// (which may overlap it).
+template <typename T>
 void write_extreme(const char* api, elem_t<T>* d, elem_t<T>* w, uint64_t w_elems, T best, uint64_t at,
                    bool cal_index) {
     if (cal_index && sizeof(T) == 2 && at > 65535) {
@@ -538,7 +539,7 @@ void reduce_extreme_masked(const char* api, const AscendC::LocalTensor<T>& dst, 
             }
         }
     }
-    write_extreme<IsMax, T>(api, d, w, need, best, at, cal_index);
+    write_extreme<T>(api, d, w, need, best, at, cal_index);
 }
 
 template <bool IsMax, typename T>
@@ -562,7 +563,7 @@ void reduce_extreme_count(const char* api, const AscendC::LocalTensor<T>& dst, c
             at = i;
         }
     }
-    write_extreme<IsMax, T>(api, d, w, need, best, at, cal_index);
+    write_extreme<T>(api, d, w, need, best, at, cal_index);
 }
 
 }  // namespace reduce
