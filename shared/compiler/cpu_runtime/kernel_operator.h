@@ -16,5 +16,8 @@
 #include "ascrun/vec_copy.h"
 #include "ascrun/vec_cast.h"
 #include "ascrun/vec_transpose.h"
+#include "ascrun/vec_cmpsel.h"
+#include "ascrun/vec_gather.h"
+#include "ascrun/vec_brcb.h"
 #include "ascrun/tpipe.h"
 #include "ascrun/launch.h"

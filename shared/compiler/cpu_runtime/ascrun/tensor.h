@@ -352,10 +352,11 @@ private:
 namespace ascrun {
 
 // Resolves LocalTensor operand `role` of instruction `api`, which touches its first `count`
-// elements: checks it and returns the UB pointer. One call per operand per instruction.
+// elements: checks it and returns the UB pointer. One call per operand per instruction. `align`:
+// the start address alignment the instruction requires (32 bytes but for a few, e.g. SetCmpMask).
 template <typename T>
 elem_t<T>* ub_operand(BlockContext& b, const char* api, const char* role, const AscendC::LocalTensor<T>& t,
-                      uint64_t count) {
+                      uint64_t count, uint32_t align = kUbAlign) {
     if (!t.ascrun_bound()) {
         fault(format("%s: %s LocalTensor was never initialized (default-constructed and not assigned from a "
                      "constructor, AllocTensor, DeQue or Get)",
@@ -376,10 +377,10 @@ elem_t<T>* ub_operand(BlockContext& b, const char* api, const char* role, const 
         fault(format("%s: %s LocalTensor range [%s, %s) is outside the Unified Buffer (%s bytes)", api, role,
                      hex(addr).c_str(), hex(end).c_str(), hex(kUbBytes).c_str()));
     }
-    if (addr % kUbAlign != 0) {
-        fault(format("%s: %s LocalTensor starts at UB offset %s, which is not 32-byte aligned (Unified Buffer "
-                     "operands must start on a 32-byte boundary)",
-                     api, role, hex(addr).c_str()));
+    if (addr % align != 0) {
+        fault(format("%s: %s LocalTensor starts at UB offset %s, which is not %u-byte aligned (this instruction's "
+                     "Unified Buffer operands must start on a %u-byte boundary)",
+                     api, role, hex(addr).c_str(), align, align));
     }
     return reinterpret_cast<elem_t<T>*>(b.ub + addr);
 }
@@ -396,6 +397,16 @@ void check_overlap(const char* api, const char* dst_role, const AscendC::LocalTe
     if (d < s && (s - d) % 256 == 0) return;
     fault(format("%s: %s range [%s, %s) partially overlaps %s range [%s, %s) (operands must coincide or be disjoint)",
                  api, dst_role, hex(d).c_str(), hex(d_end).c_str(), src_role, hex(s).c_str(), hex(s_end).c_str()));
+}
+
+// Byte ranges [a, a_end) and [b, b_end) of two operands the instruction does not allow to share
+// memory; `why` names the rule in the message.
+inline void check_disjoint(const char* api, const char* a_role, uint64_t a, uint64_t a_end, const char* b_role,
+                           uint64_t b, uint64_t b_end, const char* why) {
+    if (a < b_end && b < a_end) {
+        fault(format("%s: %s range [%s, %s) overlaps %s range [%s, %s) (%s)", api, a_role, hex(a).c_str(),
+                     hex(a_end).c_str(), b_role, hex(b).c_str(), hex(b_end).c_str(), why));
+    }
 }
 
 // Instructions take int32_t counts; a negative one is a kernel bug.
