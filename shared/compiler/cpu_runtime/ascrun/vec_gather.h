@@ -369,9 +369,10 @@ void Scatter(const LocalTensor<T>&, const LocalTensor<T>&, const LocalTensor<uin
     ::ascrun::gather::scatter_unsupported();
 }
 
-#define ASCRUN_GATHER_MASK_TYPES(T)                                                                         \
-    static_assert(::ascrun::gather::gather_mask_supports<T>, "GatherMask: T must be one of half, bfloat16_t, " \
-                                                             "uint16_t, int16_t, float, uint32_t, int32_t (Atlas A2/A3)")
+#define ASCRUN_GATHER_MASK_TYPES(T)                                               \
+    static_assert(::ascrun::gather::gather_mask_supports<T>,                      \
+                  "GatherMask: T must be one of half, bfloat16_t, uint16_t, int16_t, " \
+                  "float, uint32_t, int32_t (Atlas A2/A3)")
 
 template <typename T, typename U, GatherMaskMode mode = defaultGatherMaskMode>
 void GatherMask(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<U>& src1Pattern,
