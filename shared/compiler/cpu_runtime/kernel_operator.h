@@ -17,5 +17,8 @@
 #include "ascrun/vec_cast.h"
 #include "ascrun/vec_transpose.h"
 #include "ascrun/vec_reduce.h"
+#include "ascrun/vec_cmpsel.h"
+#include "ascrun/vec_gather.h"
+#include "ascrun/vec_brcb.h"
 #include "ascrun/tpipe.h"
 #include "ascrun/launch.h"

@@ -226,6 +226,14 @@ struct BlockContext {
     uint64_t mask_lo = ~uint64_t(0);
     uint64_t mask_hi = ~uint64_t(0);
     bool counter_mode = false;
+
+    // vec_cmpsel.h: the 128-bit CmpMask register, as bytes (bit k = bit k % 8 of byte k / 8): written
+    // by Compare without dst, SetCmpMask and Select, read by Select and GetCmpMask. Undefined until
+    // then: the UB poison byte.
+    uint8_t cmp_mask[16] = {kUbPoison, kUbPoison, kUbPoison, kUbPoison, kUbPoison, kUbPoison, kUbPoison, kUbPoison,
+                            kUbPoison, kUbPoison, kUbPoison, kUbPoison, kUbPoison, kUbPoison, kUbPoison, kUbPoison};
+    // vec_gather.h: the elements the last GatherMask kept (GetGatherMaskRemainCount).
+    uint64_t rsvd_cnt = 0;
 };
 
 inline thread_local BlockContext* tls_block = nullptr;

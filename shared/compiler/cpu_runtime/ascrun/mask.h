@@ -110,7 +110,7 @@ inline void prefix_bits(uint64_t len, uint64_t& lo, uint64_t& hi) {
 // How an instruction gives its mask.
 enum class Arg : uint8_t { Continuous, Bits, Register };
 
-constexpr int kMaxOperands = 3;
+constexpr int kMaxOperands = 4;
 
 // A run of `len` consecutive elements inside one repeat, at element offset off[o] of operand o.
 struct Run {
@@ -151,6 +151,32 @@ inline uint32_t build_runs(uint64_t lo, uint64_t hi, uint32_t per, uint32_t epb,
     return n;
 }
 
+// Fills plan `p` for `repeats` repeats on element type T: repeats 0 .. repeats-2 select the elements
+// of (full_hi:full_lo), the last one those of (last_hi:last_lo). `blk`/`rep`: each operand's strides
+// in 32-byte blocks.
+template <typename T>
+void lay_out(Plan& p, uint64_t repeats, uint64_t full_lo, uint64_t full_hi, uint64_t last_lo, uint64_t last_hi,
+             int n_ops, const uint64_t* blk_blocks, const uint64_t* rep_blocks) {
+    constexpr uint32_t per = per_repeat<T>;
+    constexpr uint32_t epb = per_block<T>;
+    p.repeats = repeats;
+    uint64_t blk[kMaxOperands] = {};
+    for (int o = 0; o < n_ops; ++o) {
+        blk[o] = blk_blocks[o];
+        p.rep[o] = rep_blocks[o] * epb;
+    }
+    p.n_full = build_runs(full_lo, full_hi, per, epb, n_ops, blk, p.full);
+    p.n_last = build_runs(last_lo, last_hi, per, epb, n_ops, blk, p.last);
+    for (int o = 0; o < n_ops; ++o) {
+        uint64_t end_full = 0, end_last = 0;
+        for (uint32_t i = 0; i < p.n_full; ++i) end_full = std::max<uint64_t>(end_full, p.full[i].off[o] + p.full[i].len);
+        for (uint32_t i = 0; i < p.n_last; ++i) end_last = std::max<uint64_t>(end_last, p.last[i].off[o] + p.last[i].len);
+        p.span[o] = std::max(end_full, end_last);
+        p.extent[o] = (p.repeats - 1) * p.rep[o] + end_last;
+        if (p.repeats >= 2) p.extent[o] = std::max(p.extent[o], (p.repeats - 2) * p.rep[o] + end_full);
+    }
+}
+
 // Builds the plan of one mask + repeat instruction on element type T. `blk`/`rep`: strides of
 // each operand in 32-byte blocks. Returns false for a NOP. Updates the mask register when set.
 template <typename T>
@@ -158,7 +184,6 @@ bool make_plan(BlockContext& b, const char* api, bool set_mask, Arg arg, uint64_
                uint8_t repeat_times, int n_ops, const uint64_t* blk_blocks, const uint64_t* rep_blocks, Plan& p) {
     static_assert(sizeof(T) == 2 || sizeof(T) == 4, "mask + repeat forms take 16- or 32-bit elements");
     constexpr uint32_t per = per_repeat<T>;
-    constexpr uint32_t epb = per_block<T>;
     if (!set_mask) arg = Arg::Register;
     uint64_t lo, hi;
     if (arg == Arg::Register) {
@@ -190,35 +215,21 @@ bool make_plan(BlockContext& b, const char* api, bool set_mask, Arg arg, uint64_
         b.mask_hi = hi;
     }
 
-    uint64_t full_lo, full_hi, last_lo, last_hi;
+    uint64_t full_lo, full_hi, last_lo, last_hi, repeats;
     if (b.counter_mode) {
         const uint64_t n = lo;
         if (n == 0) return false;
-        p.repeats = (n + per - 1) / per;
+        repeats = (n + per - 1) / per;
         prefix_bits(per, full_lo, full_hi);
-        prefix_bits(n - (p.repeats - 1) * per, last_lo, last_hi);
+        prefix_bits(n - (repeats - 1) * per, last_lo, last_hi);
     } else {
         if (sizeof(T) == 4) hi = 0;  // 32-bit elements: only the low 64 bits are mask bits
         if (repeat_times == 0 || (lo == 0 && hi == 0)) return false;
-        p.repeats = repeat_times;
+        repeats = repeat_times;
         full_lo = last_lo = lo;
         full_hi = last_hi = hi;
     }
-    uint64_t blk[kMaxOperands] = {};
-    for (int o = 0; o < n_ops; ++o) {
-        blk[o] = blk_blocks[o];
-        p.rep[o] = rep_blocks[o] * epb;
-    }
-    p.n_full = build_runs(full_lo, full_hi, per, epb, n_ops, blk, p.full);
-    p.n_last = build_runs(last_lo, last_hi, per, epb, n_ops, blk, p.last);
-    for (int o = 0; o < n_ops; ++o) {
-        uint64_t end_full = 0, end_last = 0;
-        for (uint32_t i = 0; i < p.n_full; ++i) end_full = std::max<uint64_t>(end_full, p.full[i].off[o] + p.full[i].len);
-        for (uint32_t i = 0; i < p.n_last; ++i) end_last = std::max<uint64_t>(end_last, p.last[i].off[o] + p.last[i].len);
-        p.span[o] = std::max(end_full, end_last);
-        p.extent[o] = (p.repeats - 1) * p.rep[o] + end_last;
-        if (p.repeats >= 2) p.extent[o] = std::max(p.extent[o], (p.repeats - 2) * p.rep[o] + end_full);
-    }
+    lay_out<T>(p, repeats, full_lo, full_hi, last_lo, last_hi, n_ops, blk_blocks, rep_blocks);
     return true;
 }
 

@@ -400,6 +400,16 @@ void check_overlap(const char* api, const char* dst_role, const AscendC::LocalTe
                  api, dst_role, hex(d).c_str(), hex(d_end).c_str(), src_role, hex(s).c_str(), hex(s_end).c_str()));
 }
 
+// Byte ranges [a, a_end) and [b, b_end) of two operands the instruction does not allow to share
+// memory; `why` names the rule in the message.
+inline void check_disjoint(const char* api, const char* a_role, uint64_t a, uint64_t a_end, const char* b_role,
+                           uint64_t b, uint64_t b_end, const char* why) {
+    if (a < b_end && b < a_end) {
+        fault(format("%s: %s range [%s, %s) overlaps %s range [%s, %s) (%s)", api, a_role, hex(a).c_str(),
+                     hex(a_end).c_str(), b_role, hex(b).c_str(), hex(b_end).c_str(), why));
+    }
+}
+
 // Instructions take int32_t counts; a negative one is a kernel bug.
 inline uint64_t checked_count(const char* api, int64_t count) {
     if (count < 0) fault(format("%s: count %lld is negative", api, static_cast<long long>(count)));
