@@ -226,6 +226,11 @@ struct BlockContext {
     uint64_t mask_lo = ~uint64_t(0);
     uint64_t mask_hi = ~uint64_t(0);
     bool counter_mode = false;
+
+    // vec_cast.h: the scale SetDeqScale(half) set (binary16 bits), read by Cast int32_t -> half and
+    // AddDeqRelu; unset until the first SetDeqScale(half).
+    uint16_t deq_scale = 0;
+    bool deq_scale_set = false;
 };
 
 inline thread_local BlockContext* tls_block = nullptr;
