@@ -262,5 +262,11 @@ def test_nan_cast_to_an_integer_fails():
     arrays["h1"][5] = 0  # inf * 0 = NaN
     with pytest.raises(ascrun.KernelError) as e:
         launch(arrays, op_index("mul_cast", "bz", "h0"), COUNT, lo=64)
-    assert ("MulCast<int8_t, half>: element 5 of src0/src1 gives NaN before the cast to int8_t, which the reference "
-            "does not define") in str(e.value)
+    assert ("block 0: MulCast<int8_t, half>: src0 element 5 and its src1 element give NaN before the cast to "
+            "int8_t, which the reference does not define") in str(e.value)
+    arrays = inputs()
+    arrays["h0"][130] = np.inf
+    arrays["h1"][130] = -np.inf  # inf + -inf = NaN, and Relu keeps it
+    with pytest.raises(ascrun.KernelError) as e:
+        launch(arrays, op_index("add_relu_cast", "bz", "h0"), CONT, lo=100, repeat=2, strides=(1, 1, 1, 4, 8, 8))
+    assert "AddReluCast<int8_t, half>: src0 element 130 and its src1 element give NaN" in str(e.value)

@@ -116,8 +116,8 @@ template <typename Op, typename D, typename S>
         op.template apply<D, S>(D(0), src0[i], src1[i], bad);
         if (bad) break;
     }
-    fault(format("%s<%s, %s>: element %llu of src0/src1 gives NaN before the cast to %s, which the reference does "
-                 "not define",
+    fault(format("%s<%s, %s>: src0 element %llu and its src1 element give NaN before the cast to %s, which the "
+                 "reference does not define",
                  Op::name, TypeName<D>::c(), TypeName<S>::c(), static_cast<unsigned long long>(src_offset + i),
                  TypeName<D>::c()));
 }
