@@ -15,6 +15,7 @@
 #include "ascrun/vec_duplicate.h"
 #include "ascrun/vec_copy.h"
 #include "ascrun/vec_cast.h"
+#include "ascrun/vec_fused.h"
 #include "ascrun/vec_transpose.h"
 #include "ascrun/vec_reduce.h"
 #include "ascrun/vec_cmpsel.h"

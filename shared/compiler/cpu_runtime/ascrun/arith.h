@@ -97,6 +97,14 @@ inline T relu(T a) {
     return a > T(0) ? a : (a != a ? a : T(0));
 }
 template <typename T>
+inline T add_relu(T a, T b) {
+    return relu(add(a, b));
+}
+template <typename T>
+inline T sub_relu(T a, T b) {
+    return relu(sub(a, b));
+}
+template <typename T>
 inline T abs(T a) {
     if constexpr (std::is_same<T, half>::value) {
         return half::from_bits(static_cast<uint16_t>(a.bits & 0x7fffu));

@@ -234,6 +234,10 @@ struct BlockContext {
                             kUbPoison, kUbPoison, kUbPoison, kUbPoison, kUbPoison, kUbPoison, kUbPoison, kUbPoison};
     // vec_gather.h: the elements the last GatherMask kept (GetGatherMaskRemainCount).
     uint64_t rsvd_cnt = 0;
+    // vec_cast.h: the scale SetDeqScale(half) set (binary16 bits), read by Cast int32_t -> half and
+    // AddDeqRelu; unset until the first SetDeqScale(half).
+    uint16_t deq_scale = 0;
+    bool deq_scale_set = false;
 };
 
 inline thread_local BlockContext* tls_block = nullptr;

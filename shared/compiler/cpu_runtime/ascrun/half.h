@@ -1,10 +1,10 @@
-// ascrun cpu runtime: IEEE 754 binary16 (`half`) and bfloat16 (`bfloat16_t`) storage types.
+// ascrun cpu runtime: IEEE 754 binary16 (`half`) and bfloat16 (`bfloat16_t`, 8-bit significand).
 //
 // Both are plain structs over uint16_t, so a Unified Buffer byte array can be viewed as an array
 // of them. Arithmetic converts the operands to float, computes in float and rounds the result back
 // after EACH operation (round to nearest, ties to even). For + - * / this gives the correctly
-// rounded binary16 result: float's 24-bit significand is at least 2*11+2 bits, so rounding twice
-// (to float, then to half) never differs from rounding once.
+// rounded binary16 (and bfloat16) result: float's 24-bit significand is at least 2*11+2 bits, so
+// rounding twice (to float, then to half) never differs from rounding once.
 //
 // Mixed expressions follow C++'s usual arithmetic conversions as if half were a narrow floating
 // type: half op half -> half, half op integer -> half, half op float -> float, half op double -> double.
@@ -87,6 +87,20 @@ constexpr uint16_t bf16_from_float(float f) {
 }
 constexpr float bf16_to_float(uint16_t b) { return bits_float(static_cast<uint32_t>(b) << 16); }
 
+// double -> bfloat16, round to nearest even, as one rounding: double is first rounded to float
+// with round-to-odd (toward zero, then the last bit set when inexact), which keeps the sticky
+// information that a plain double -> float rounding would lose before the second rounding.
+constexpr uint16_t bf16_from_double(double d) {
+    const float f = static_cast<float>(d);
+    uint32_t x = float_bits(f);
+    if (static_cast<double>(f) != d) {  // inexact (or NaN: the last bit keeps it a NaN)
+        const bool away = (f < 0 ? -static_cast<double>(f) : static_cast<double>(f)) > (d < 0 ? -d : d);
+        if (away) --x;  // one step toward zero (f is nonzero; an infinity becomes the largest float)
+        x |= 1u;
+    }
+    return bf16_from_float(bits_float(x));
+}
+
 }  // namespace fp16
 
 namespace detail {
@@ -108,9 +122,7 @@ struct Binary16Codec {
 };
 struct BFloat16Codec {
     static constexpr uint16_t from_float(float f) { return fp16::bf16_from_float(f); }
-    // double -> float -> bf16 can round twice; bf16 literals in kernels are short, so this is exact
-    // in practice, and bf16 has no arithmetic of its own on the cpu target yet.
-    static constexpr uint16_t from_double(double d) { return fp16::bf16_from_float(static_cast<float>(d)); }
+    static constexpr uint16_t from_double(double d) { return fp16::bf16_from_double(d); }
     static constexpr float to_float(uint16_t b) { return fp16::bf16_to_float(b); }
 };
 

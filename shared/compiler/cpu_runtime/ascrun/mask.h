@@ -11,7 +11,11 @@
 //    repeatTime is ignored; ceil(n / per_repeat) repeats run, the last one on a prefix;
 //  - isSetMask = true: the instruction writes its mask argument to the register first;
 //    isSetMask = false: it uses the register (SetVectorMask) and the mask argument is a placeholder;
-//  - mask 0, repeatTime 0 or count 0 make the instruction a NOP (Atlas A2/A3).
+//  - mask 0, repeatTime 0 or count 0 make the instruction a NOP (Atlas A2/A3);
+//  - operands of different widths (Cast, MulCast, ...): the larger element type T sets the repeat
+//    (256 / sizeof(T) elements) and the mask; each operand holds those elements in its own 32-byte
+//    blocks, so a narrower operand spans fewer blocks per repeat (Cast.md: half -> int32_t, 64
+//    elements a repeat, dstRepStride 8, srcRepStride 4).
 // The plan (runs of consecutive elements inside one repeat, offsets per operand) is built once per
 // instruction; the element loops then run over it repeat by repeat, in hardware order.
 #pragma once
@@ -128,21 +132,23 @@ struct Plan {
     uint64_t span[kMaxOperands] = {};    // elements one repeat spans
 };
 
-inline uint32_t build_runs(uint64_t lo, uint64_t hi, uint32_t per, uint32_t epb, int n_ops, const uint64_t* blk,
-                           Run* out) {
-    bool all_unit = true;
-    for (int o = 0; o < n_ops; ++o) all_unit = all_unit && blk[o] == 1;
+// epb[o]: elements of operand o in a 32-byte block. A run breaks where an operand with a block
+// stride other than 1 starts a new block.
+inline uint32_t build_runs(uint64_t lo, uint64_t hi, uint32_t per, const uint32_t* epb, int n_ops,
+                           const uint64_t* blk, Run* out) {
     uint32_t n = 0;
     int64_t prev = -2;
     for (uint32_t j = 0; j < per; ++j) {
         const bool on = j < 64 ? ((lo >> j) & 1u) : ((hi >> (j - 64)) & 1u);
         if (!on) continue;
-        if (n > 0 && static_cast<int64_t>(j) == prev + 1 && (all_unit || j % epb != 0)) {
+        bool block_break = false;
+        for (int o = 0; o < n_ops; ++o) block_break = block_break || (blk[o] != 1 && j % epb[o] == 0);
+        if (n > 0 && static_cast<int64_t>(j) == prev + 1 && !block_break) {
             ++out[n - 1].len;
         } else {
             Run& r = out[n++];
             for (int o = 0; o < kMaxOperands; ++o) {
-                r.off[o] = o < n_ops ? static_cast<uint32_t>((j / epb) * blk[o] * epb + j % epb) : 0;
+                r.off[o] = o < n_ops ? static_cast<uint32_t>((j / epb[o]) * blk[o] * epb[o] + j % epb[o]) : 0;
             }
             r.len = 1;
         }
@@ -153,17 +159,20 @@ inline uint32_t build_runs(uint64_t lo, uint64_t hi, uint32_t per, uint32_t epb,
 
 // Fills plan `p` for `repeats` repeats on element type T: repeats 0 .. repeats-2 select the elements
 // of (full_hi:full_lo), the last one those of (last_hi:last_lo). `blk`/`rep`: each operand's strides
-// in 32-byte blocks.
+// in 32-byte blocks. `elem_bytes[o]`: operand o's element size when it differs from T (nullptr: all
+// are T); offsets, strides and extents are in each operand's own elements.
 template <typename T>
 void lay_out(Plan& p, uint64_t repeats, uint64_t full_lo, uint64_t full_hi, uint64_t last_lo, uint64_t last_hi,
-             int n_ops, const uint64_t* blk_blocks, const uint64_t* rep_blocks) {
+             int n_ops, const uint64_t* blk_blocks, const uint64_t* rep_blocks,
+             const uint32_t* elem_bytes = nullptr) {
     constexpr uint32_t per = per_repeat<T>;
-    constexpr uint32_t epb = per_block<T>;
     p.repeats = repeats;
     uint64_t blk[kMaxOperands] = {};
+    uint32_t epb[kMaxOperands] = {};
     for (int o = 0; o < n_ops; ++o) {
+        epb[o] = 32 / (elem_bytes != nullptr ? elem_bytes[o] : static_cast<uint32_t>(sizeof(T)));
         blk[o] = blk_blocks[o];
-        p.rep[o] = rep_blocks[o] * epb;
+        p.rep[o] = rep_blocks[o] * epb[o];
     }
     p.n_full = build_runs(full_lo, full_hi, per, epb, n_ops, blk, p.full);
     p.n_last = build_runs(last_lo, last_hi, per, epb, n_ops, blk, p.last);
@@ -178,11 +187,15 @@ void lay_out(Plan& p, uint64_t repeats, uint64_t full_lo, uint64_t full_hi, uint
 }
 
 // Builds the plan of one mask + repeat instruction on element type T. `blk`/`rep`: strides of
-// each operand in 32-byte blocks. Returns false for a NOP. Updates the mask register when set.
+// each operand in 32-byte blocks. `elem_bytes[o]`: operand o's element size when it is narrower
+// than T (nullptr: all are T). Offsets, strides and extents are in each operand's own elements.
+// Returns false for a NOP. Updates the mask register when set.
 template <typename T>
 bool make_plan(BlockContext& b, const char* api, bool set_mask, Arg arg, uint64_t m0, uint64_t m1,
-               uint8_t repeat_times, int n_ops, const uint64_t* blk_blocks, const uint64_t* rep_blocks, Plan& p) {
-    static_assert(sizeof(T) == 2 || sizeof(T) == 4, "mask + repeat forms take 16- or 32-bit elements");
+               uint8_t repeat_times, int n_ops, const uint64_t* blk_blocks, const uint64_t* rep_blocks, Plan& p,
+               const uint32_t* elem_bytes = nullptr) {
+    static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8,
+                  "mask + repeat forms take 16-, 32- or 64-bit elements");
     constexpr uint32_t per = per_repeat<T>;
     if (!set_mask) arg = Arg::Register;
     uint64_t lo, hi;
@@ -209,6 +222,12 @@ bool make_plan(BlockContext& b, const char* api, bool set_mask, Arg arg, uint64_
                          "selects them)",
                          api, TypeName<T>::c(), static_cast<unsigned long long>(m1)));
         }
+        if (sizeof(T) == 8 && (m1 != 0 || (m0 >> 32) != 0)) {
+            fault(format("%s<%s>: mask = [0x%llx, 0x%llx] must have mask[1] = 0 and mask[0] < 2^32 for 64-bit "
+                         "elements (a repeat holds 32)",
+                         api, TypeName<T>::c(), static_cast<unsigned long long>(m0),
+                         static_cast<unsigned long long>(m1)));
+        }
         lo = m0;
         hi = m1;
         b.mask_lo = lo;
@@ -223,13 +242,14 @@ bool make_plan(BlockContext& b, const char* api, bool set_mask, Arg arg, uint64_
         prefix_bits(per, full_lo, full_hi);
         prefix_bits(n - (repeats - 1) * per, last_lo, last_hi);
     } else {
-        if (sizeof(T) == 4) hi = 0;  // 32-bit elements: only the low 64 bits are mask bits
+        if (sizeof(T) >= 4) hi = 0;             // 32-bit elements: only the low 64 bits are mask bits,
+        if (sizeof(T) == 8) lo &= 0xffffffffu;  // 64-bit elements: the low 32
         if (repeat_times == 0 || (lo == 0 && hi == 0)) return false;
         repeats = repeat_times;
         full_lo = last_lo = lo;
         full_hi = last_hi = hi;
     }
-    lay_out<T>(p, repeats, full_lo, full_hi, last_lo, last_hi, n_ops, blk_blocks, rep_blocks);
+    lay_out<T>(p, repeats, full_lo, full_hi, last_lo, last_hi, n_ops, blk_blocks, rep_blocks, elem_bytes);
     return true;
 }
 
@@ -252,13 +272,19 @@ inline void for_each_run(const Plan& p, F&& f) {
 // 通用地址重叠约束: within a repeat, destination and source must coincide exactly or be disjoint,
 // and no repeat may write what a later repeat reads. `accumulate`: the exception for
 // Add/Sub/Mul/Max/Min/AddRelu/SubRelu on half/int32/float: dst may overlap src1 when dstRepStride
-// or src1RepStride is 0 (repeats run in order).
-template <typename T>
+// or src1RepStride is 0 (repeats run in order). Operands of different widths cannot coincide: any
+// overlap is undefined (Cast.md, MulAddDst.md).
+template <typename T, typename U>
 void check_overlap(const char* api, const Plan& p, int d_op, const AscendC::LocalTensor<T>& dst, int s_op,
-                   const char* s_role, const AscendC::LocalTensor<T>& src, bool accumulate) {
+                   const char* s_role, const AscendC::LocalTensor<U>& src, bool accumulate) {
     const uint64_t d = dst.ascrun_addr(), s = src.ascrun_addr();
-    const uint64_t d_end = d + p.extent[d_op] * sizeof(T), s_end = s + p.extent[s_op] * sizeof(T);
+    const uint64_t d_end = d + p.extent[d_op] * sizeof(T), s_end = s + p.extent[s_op] * sizeof(U);
     if (d_end <= s || s_end <= d) return;
+    if (sizeof(T) != sizeof(U)) {
+        fault(format("%s: dst range [%s, %s) overlaps %s range [%s, %s), whose element size differs (the hardware "
+                     "does not define overlapping operands of different widths)",
+                     api, hex(d).c_str(), hex(d_end).c_str(), s_role, hex(s).c_str(), hex(s_end).c_str()));
+    }
     bool same_runs = d == s && p.rep[d_op] == p.rep[s_op];
     for (uint32_t i = 0; same_runs && i < p.n_full; ++i) same_runs = p.full[i].off[d_op] == p.full[i].off[s_op];
     for (uint32_t i = 0; same_runs && i < p.n_last; ++i) same_runs = p.last[i].off[d_op] == p.last[i].off[s_op];

@@ -1,5 +1,6 @@
 // ascrun cpu runtime: binary vector instructions dst[i] = op(src0[i], src1[i]):
-// Add, Sub, Mul, Div, Max, Min, And, Or.
+// Add, Sub, Mul, Div, Max, Min, And, Or, and AddRelu, SubRelu (复合计算/AddRelu.md, SubRelu.md:
+// Relu(src0 + src1), Relu(src0 - src1), the sum rounded or wrapped in T first).
 //
 // Each instruction is an Op struct (name, dtype rule, element function); `binary_elements` is the
 // one element loop; each call form is a driver that checks the operands once and runs the loop
@@ -16,8 +17,8 @@
 namespace ascrun {
 namespace vec {
 
-// `accumulate`: dst may overlap src1 with a zero repeat stride (通用地址重叠约束, for these ops on
-// half/int32_t/float).
+// `accumulate`: dst may overlap src1 with a zero repeat stride (通用地址重叠约束, for
+// Add/Sub/Mul/Max/Min/AddRelu/SubRelu on half/int32_t/float).
 #define ASCRUN_BINARY_OP(NAME, FN, ACC, ...)                                                             \
     struct NAME##Op {                                                                                    \
         static constexpr const char* name = #NAME;                                                       \
@@ -28,7 +29,7 @@ namespace vec {
         template <typename T>                                                                            \
         static T apply(T a, T b) { return arith::FN(a, b); }                                             \
     };
-// Atlas A2/A3 dtypes (基础算术/<Op>.md, 逻辑计算/And.md, Or.md).
+// Atlas A2/A3 dtypes (基础算术/<Op>.md, 逻辑计算/And.md, Or.md, 复合计算/AddRelu.md, SubRelu.md).
 ASCRUN_BINARY_OP(Add, add, true, half, float, int16_t, int32_t)
 ASCRUN_BINARY_OP(Sub, sub, true, half, float, int16_t, int32_t)
 ASCRUN_BINARY_OP(Mul, mul, true, half, float, int16_t, int32_t)
@@ -37,6 +38,8 @@ ASCRUN_BINARY_OP(Max, max, true, half, float, int16_t, int32_t)
 ASCRUN_BINARY_OP(Min, min, true, half, float, int16_t, int32_t)
 ASCRUN_BINARY_OP(And, band, false, int16_t, uint16_t)
 ASCRUN_BINARY_OP(Or, bor, false, int16_t, uint16_t)
+ASCRUN_BINARY_OP(AddRelu, add_relu, true, half, float, int16_t)
+ASCRUN_BINARY_OP(SubRelu, sub_relu, true, half, float, int16_t)
 #undef ASCRUN_BINARY_OP
 
 // The element loop: n contiguous elements, one 256-byte repeat at a time (a fixed trip count
@@ -128,6 +131,8 @@ ASCRUN_BINARY_API(Max, "half, float, int16_t, int32_t")
 ASCRUN_BINARY_API(Min, "half, float, int16_t, int32_t")
 ASCRUN_BINARY_API(And, "int16_t, uint16_t")
 ASCRUN_BINARY_API(Or, "int16_t, uint16_t")
+ASCRUN_BINARY_API(AddRelu, "half, float, int16_t")
+ASCRUN_BINARY_API(SubRelu, "half, float, int16_t")
 #undef ASCRUN_BINARY_API
 
 }  // namespace AscendC

@@ -7,6 +7,7 @@
 #include "arith.h"
 #include "mask.h"
 #include "tensor.h"
+#include "vec_cast.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -131,30 +132,29 @@ void axpy_count(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U
     if (n == 0) return;
     elem_t<T>* d = ub_operand(b, "Axpy", "dst", dst, n);
     const elem_t<U>* s = ub_operand(b, "Axpy", "src", src, n);
-    check_overlap("Axpy", "dst", dst, n, "src", src, n);
+    cast::check_count_overlap("Axpy", dst, "src", src, n);
     axpy_elements<T, U>(d, s, scalar, n);
 }
 
+// Mask + repeat forms: with (float, half) the float dst sets the repeat (64 elements) and the mask;
+// the half src holds them in 4 blocks (mask.h). dst is also read: no repeat may write dst elements
+// a later repeat reads.
 template <typename T, typename U, bool isSetMask>
 void axpy_masked(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U>& src, U scalar, mask::Arg arg,
                  uint64_t m0, uint64_t m1, uint8_t repeat, const AscendC::UnaryRepeatParams& rp) {
     BlockContext& b = enter();
-    if constexpr (!std::is_same<T, U>::value) {
-        fault(format("Axpy<%s, %s>: the mask + repeat form with mixed precision is not supported on the cpu target "
-                     "(use the count form)",
-                     TypeName<T>::c(), TypeName<U>::c()));
-    } else {
-        const uint64_t blk[2] = {rp.dstBlkStride, rp.srcBlkStride};
-        const uint64_t rep[2] = {rp.dstRepStride, rp.srcRepStride};
-        mask::Plan p;
-        if (!mask::make_plan<T>(b, "Axpy", isSetMask, arg, m0, m1, repeat, 2, blk, rep, p)) return;
-        elem_t<T>* d = ub_operand(b, "Axpy", "dst", dst, p.extent[0]);
-        const elem_t<U>* s = ub_operand(b, "Axpy", "src", src, p.extent[1]);
-        mask::check_overlap("Axpy", p, 0, dst, 1, "src", src, false);
-        mask::for_each_run(p, [&](const uint64_t* o, uint32_t len) {
-            axpy_elements<T, U>(d + o[0], s + o[1], scalar, len);
-        });
-    }
+    const uint64_t blk[2] = {rp.dstBlkStride, rp.srcBlkStride};
+    const uint64_t rep[2] = {rp.dstRepStride, rp.srcRepStride};
+    const uint32_t bytes[2] = {sizeof(T), sizeof(U)};
+    mask::Plan p;
+    if (!mask::make_plan<T>(b, "Axpy", isSetMask, arg, m0, m1, repeat, 2, blk, rep, p, bytes)) return;
+    elem_t<T>* d = ub_operand(b, "Axpy", "dst", dst, p.extent[0]);
+    const elem_t<U>* s = ub_operand(b, "Axpy", "src", src, p.extent[1]);
+    mask::check_overlap("Axpy", p, 0, dst, 1, "src", src, false);
+    mask::check_overlap("Axpy", p, 0, dst, 0, "dst (also read)", dst, false);
+    mask::for_each_run(p, [&](const uint64_t* o, uint32_t len) {
+        axpy_elements<T, U>(d + o[0], s + o[1], scalar, len);
+    });
 }
 
 }  // namespace vec
