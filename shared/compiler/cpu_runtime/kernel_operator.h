@@ -17,4 +17,5 @@
 #include "ascrun/vec_cast.h"
 #include "ascrun/vec_transpose.h"
 #include "ascrun/tpipe.h"
+#include "ascrun/debug.h"
 #include "ascrun/launch.h"
