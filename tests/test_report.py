@@ -120,6 +120,9 @@ def test_log_is_capped_per_block_and_per_launch():
     (4, r'printf("%d %d\n"): more conversions than the 1 arguments'),
     (5, "DumpTensor: the ShapeInfo was default-constructed, which leaves its shape undefined on the device "
         "(construct it from a shape, e.g. asc.ShapeInfo(asc.array(asc.uint32, [rows, cols])))"),
+    (6, r'printf("%d\n"): 2 arguments for 1 conversions'),
+    (7, 'printf("%#d\\n"): flag \'#\' is not defined for %d'),
+    (8, "ShapeInfo: 9 dimensions, more than the 8 a ShapeInfo holds"),
 ])
 def test_what_the_device_does_not_define_faults(mode, message):
     x, h, k = print_inputs(1)
@@ -134,7 +137,7 @@ def test_what_the_device_does_not_define_faults(mode, message):
 @pytest.mark.parametrize("n, printed", [(7680, True), (7696, False)])
 def test_a_dump_over_30_kb_prints_nothing(n, printed):
     x, h, k = print_inputs(1, n)
-    result = ascrun.run_local(rk.print_kernel, 1, x, h, k, n, 6, 0, 0.0)
+    result = ascrun.run_local(rk.print_kernel, 1, x, h, k, n, 9, 0, 0.0)
     if printed:  # 7680 floats: exactly 30 KB
         assert result.log == _dump(11, 0, "float32", "UB", x)
         assert result.warnings == []
@@ -187,7 +190,8 @@ OVERRUN_WARNINGS = [
     f"block 0: DataCopy(UB->GM): src: 64 elements from UB offset 0x8000 exceed the LocalTensor's 32 elements{WARN_UB} "
     "(16 times in 16 blocks; the first shown)",
     f"block 15: DataCopy(GM->UB): elements [960, 1024) of tensor argument 'x' are outside its 1000 elements{WARN_READ}",
-    f"block 15: DataCopy(UB->GM): elements [960, 1024) of tensor argument 'z' are outside its 1000 elements{WARN_WRITE}",
+    f"block 15: DataCopy(UB->GM): elements [960, 1024) of tensor argument 'z' are outside its 1000 "
+    f"elements{WARN_WRITE}",
 ]
 
 
@@ -196,7 +200,7 @@ def test_bounds_warn_runs_a_kernel_that_overruns_gm_and_ub():
     LocalTensors of 32 elements (every instruction runs past them, inside the Unified Buffer)."""
     x = (np.arange(1000) * 0.5 - 100).astype(np.float32)
     z = np.zeros_like(x)
-    result = ascrun.run_local(rk.overrun_kernel, 16, x, z, 64, 32, 0, bounds="warn")
+    result = ascrun.run_local(rk.overrun_kernel, 16, x, z, 64, 32, 0, 0, bounds="warn")
     np.testing.assert_array_equal(z, x + x)  # the guard zone's part was dropped, the rest is right
     assert result.warnings == OVERRUN_WARNINGS
 
@@ -204,21 +208,38 @@ def test_bounds_warn_runs_a_kernel_that_overruns_gm_and_ub():
 def test_bounds_fault_faults_on_the_same_kernel():
     x = np.ones(1000, np.float32)
     with pytest.raises(ascrun.KernelError) as e:
-        ascrun.run_local(rk.overrun_kernel, 16, x, np.zeros_like(x), 64, 32, 0)
+        ascrun.run_local(rk.overrun_kernel, 16, x, np.zeros_like(x), 64, 32, 0, 0)
     assert re.fullmatch(r"block \d+: DataCopy\(GM->UB\): dst: 64 elements from UB offset 0x0 exceed the "
                         r"LocalTensor's 32 elements", str(e.value))
     with pytest.raises(ascrun.KernelError) as e:  # LocalTensors large enough: only the GM overrun is left
-        ascrun.run_local(rk.overrun_kernel, 16, x, np.zeros_like(x), 64, 64, 0, bounds="fault")
+        ascrun.run_local(rk.overrun_kernel, 16, x, np.zeros_like(x), 64, 64, 0, 0, bounds="fault")
     assert str(e.value) == ("block 15: DataCopy(GM->UB): elements [960, 1024) of tensor argument 'x' are outside its "
                             "1000 elements")
 
 
-def test_bounds_warn_in_range_has_no_warnings():
+def test_bounds_warn_in_range_has_no_warnings_and_the_same_artifact():
     x = np.arange(1024, dtype=np.float32)
     z = np.zeros_like(x)
-    result = ascrun.run_local(rk.overrun_kernel, 16, x, z, 64, 64, 0, bounds="warn")
+    fault = ascrun.run_local(rk.overrun_kernel, 16, x, z, 64, 64, 0, 0)
+    z = np.zeros_like(x)
+    result = ascrun.run_local(rk.overrun_kernel, 16, x, z, 64, 64, 0, 0, bounds="warn")
     np.testing.assert_array_equal(z, x + x)
     assert result.warnings == []
+    assert result.cache == {"frontend": "hit", "build": "hit"} and result.ir_hash == fault.ir_hash
+
+
+def test_bounds_warn_element_access_past_a_local_tensor():
+    """xl (32 elements) viewed from element 40 (a sub-tensor with no elements), then its element 0."""
+    x = np.arange(1000, dtype=np.float32)
+    z = np.zeros_like(x)
+    result = ascrun.run_local(rk.overrun_kernel, 1, x, z, 64, 32, 0, 40, bounds="warn")
+    assert z[1] == x[40]
+    assert result.warnings[-1] == ("block 0: LocalTensor<float>::GetValue(0): the index is outside the tensor's 0 "
+                                   f"elements (UB offset 0xa0){WARN_UB}")
+    with pytest.raises(ascrun.KernelError) as e:
+        ascrun.run_local(rk.overrun_kernel, 1, x, z, 64, 64, 0, 70)
+    assert str(e.value) == ("block 0: LocalTensor<float>[70]: the offset is past the end of the tensor's 64 elements "
+                            "(UB offset 0x0)")
 
 
 @pytest.mark.parametrize("cores, tile, half, skip, message", [
@@ -235,13 +256,13 @@ def test_bounds_warn_in_range_has_no_warnings():
 def test_bounds_warn_still_faults_outside_the_guard_and_the_unified_buffer(cores, tile, half, skip, message):
     x = np.ones(1000, np.float32)
     with pytest.raises(ascrun.KernelError) as e:
-        ascrun.run_local(rk.overrun_kernel, cores, x, np.zeros_like(x), tile, half, skip, bounds="warn")
+        ascrun.run_local(rk.overrun_kernel, cores, x, np.zeros_like(x), tile, half, skip, 0, bounds="warn")
     assert str(e.value) == message
 
 
 def test_unknown_bounds_is_a_clear_error():
     with pytest.raises(ascrun.KernelError) as e:
-        ascrun.run_local(rk.overrun_kernel, 1, np.ones(64, np.float32), np.ones(64, np.float32), 64, 64, 0,
+        ascrun.run_local(rk.overrun_kernel, 1, np.ones(64, np.float32), np.ones(64, np.float32), 64, 64, 0, 0,
                          bounds="ignore")
     assert (e.value.kind, str(e.value)) == ("bad_request", "bounds must be 'fault' or 'warn', got 'ignore'")
 
@@ -264,7 +285,7 @@ def test_service_returns_the_log_and_warnings(client):
 def test_service_bounds_warn_through_client_async_and_remote(client, service):
     x = (np.arange(1000) * 0.5 - 100).astype(np.float32)
     z = np.zeros_like(x)
-    result = client.launch(rk.overrun_kernel, 16, x, z, 64, 32, 0, bounds="warn")
+    result = client.launch(rk.overrun_kernel, 16, x, z, 64, 32, 0, 0, bounds="warn")
     np.testing.assert_array_equal(z, x + x)
     assert result.warnings == OVERRUN_WARNINGS
     assert httpx.get(f"{client.url}/v1/jobs/{result.job_id}").json()["bounds"] == "warn"
@@ -272,7 +293,7 @@ def test_service_bounds_warn_through_client_async_and_remote(client, service):
     async def main():
         async with ascrun.AsyncClient(service.url) as aclient:
             z2 = np.zeros_like(x)
-            got = await aclient.launch(rk.overrun_kernel, 16, x, z2, 64, 32, 0, bounds="warn")
+            got = await aclient.launch(rk.overrun_kernel, 16, x, z2, 64, 32, 0, 0, bounds="warn")
             return z2, got
 
     z2, got = asyncio.run(main())
@@ -280,10 +301,10 @@ def test_service_bounds_warn_through_client_async_and_remote(client, service):
     assert got.warnings == OVERRUN_WARNINGS
 
     z3 = np.zeros_like(x)
-    assert ascrun.remote(rk.overrun_kernel, client, bounds="warn")[16](x, z3, 64, 32, 0).warnings == OVERRUN_WARNINGS
+    assert ascrun.remote(rk.overrun_kernel, client, bounds="warn")[16](x, z3, 64, 32, 0, 0).warnings == OVERRUN_WARNINGS
     np.testing.assert_array_equal(z3, x + x)
     with pytest.raises(ascrun.KernelError) as e:
-        client.launch(rk.overrun_kernel, 16, x, np.zeros_like(x), 64, 64, 0)
+        client.launch(rk.overrun_kernel, 16, x, np.zeros_like(x), 64, 64, 0, 0)
     assert str(e.value).startswith("block 15: DataCopy(GM->UB): elements [960, 1024) of tensor argument 'x'")
 
 
@@ -305,7 +326,7 @@ def test_service_rejects_an_unknown_bounds(client):
     requests = []
     client._http.event_hooks["request"].append(requests.append)
     with pytest.raises(ascrun.KernelError) as e:
-        client.launch(rk.overrun_kernel, 1, np.ones(64, np.float32), np.ones(64, np.float32), 64, 64, 0,
+        client.launch(rk.overrun_kernel, 1, np.ones(64, np.float32), np.ones(64, np.float32), 64, 64, 0, 0,
                       bounds="ignore")
     assert (e.value.kind, str(e.value), requests) == ("bad_request", "bounds must be 'fault' or 'warn', got 'ignore'",
                                                       [])
@@ -339,7 +360,7 @@ def test_cli_bounds_flag(service, tmp_path):
     np.save(tmp_path / "z.npy", np.zeros_like(x))
     args = ["launch", "--url", service.url, f"{KERNELS}::overrun_kernel", "--cores", 16,
             f"--arg=x=@{tmp_path / 'x.npy'}", f"--arg=z=@{tmp_path / 'z.npy'}", "--arg", "tile=64",
-            "--arg", "half_tile=32", "--arg", "skip=0", "--out", f"z={tmp_path / 'out.npy'}"]
+            "--arg", "half_tile=32", "--arg", "skip=0", "--arg", "peek=0", "--out", f"z={tmp_path / 'out.npy'}"]
     faulted = ascrun_cmd(*args)
     assert faulted.returncode == 1 and "exceed the LocalTensor's 32 elements" in faulted.stderr
     warned = ascrun_cmd(*args, "--bounds", "warn")

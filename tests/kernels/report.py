@@ -8,8 +8,8 @@ import asc
 def print_kernel(x: asc.GlobalAddress, h: asc.GlobalAddress, k: asc.GlobalAddress, n: int, mode: int, rounds: int,
                  scale: float):
     """Block b dumps x, h, k (float32, float16, int32) at element b * n. mode 0: every print form;
-    1: `rounds` printfs of a long line (the log caps); 2-5: what the device does not define (4 prints
-    a line first); 6: one dump of n elements."""
+    1: `rounds` printfs of a long line (the log caps); 2-8: what the device does not define (4 prints
+    a line first); 9: one dump of n elements."""
     b = asc.get_block_idx()
     x_gm = asc.GlobalTensor()
     h_gm = asc.GlobalTensor()
@@ -49,6 +49,12 @@ def print_kernel(x: asc.GlobalAddress, h: asc.GlobalAddress, k: asc.GlobalAddres
         asc.printf("%d %d\\n", n)
     elif mode == 5:
         asc.dump_tensor(xl, 10, n, asc.ShapeInfo())
+    elif mode == 6:
+        asc.printf("%d\\n", n, n)
+    elif mode == 7:
+        asc.printf("%#d\\n", n)
+    elif mode == 8:
+        asc.dump_tensor(xl, 12, n, asc.ShapeInfo(asc.array(asc.uint32, [1, 1, 1, 1, 1, 1, 1, 1, 1])))
     else:
         asc.dump_tensor(xl, 11, n)
 
@@ -75,10 +81,11 @@ def copy_count_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n: int, count_
 
 
 @asc.jit
-def overrun_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, tile: int, half_tile: int, skip: int):
+def overrun_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, tile: int, half_tile: int, skip: int, peek: int):
     """z = x + x in tiles of `tile` elements per block, in LocalTensors declared with `half_tile`
     elements (the Add and both copies run past them, inside the Unified Buffer). Blocks past the
-    arrays' ends read and write past them; a block reads from `skip` elements before its tile."""
+    arrays' ends read and write past them; a block reads from `skip` elements before its tile.
+    peek > 0: then z[tile * b + 1] = element `peek` of the x tile, through a sub-tensor."""
     b = asc.get_block_idx()
     x_gm = asc.GlobalTensor()
     z_gm = asc.GlobalTensor()
@@ -91,3 +98,6 @@ def overrun_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, tile: int, half_t
     asc.add(zl, xl, xl, tile)
     asc.pipe_barrier(asc.PipeID.PIPE_ALL)
     asc.data_copy(z_gm, zl, tile)
+    if peek > 0:
+        asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+        z_gm.set_value(1, xl[peek:].get_value(0))

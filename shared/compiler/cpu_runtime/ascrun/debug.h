@@ -175,18 +175,19 @@ inline std::string format_printf(const char* fmt, const Slot* args, size_t nargs
         std::string flags;
         while (*p != '\0' && std::strchr("-+ #0", *p) != nullptr) flags += *p++;
         spec += flags;
-        for (const char* part : {"width", "precision"}) {
-            if (part[0] == 'p') {
-                if (*p != '.') break;
-                spec += *p++;
-            }
+        auto number = [&](const char* what) {  // a width or precision: digits only
             uint32_t value = 0;
             while (std::isdigit(static_cast<unsigned char>(*p))) {
                 value = value * 10 + static_cast<uint32_t>(*p - '0');
-                if (value > kMaxFieldWidth) bad(format("a field %s over %u", part, kMaxFieldWidth));
+                if (value > kMaxFieldWidth) bad(format("a field %s over %u", what, kMaxFieldWidth));
                 spec += *p++;
             }
-            if (*p == '*') bad(format("a %s taken from the arguments (*) is not supported by the device", part));
+            if (*p == '*') bad(format("a %s taken from the arguments (*) is not supported by the device", what));
+        };
+        number("width");
+        if (*p == '.') {
+            spec += *p++;
+            number("precision");
         }
         for (int l = 0; l < 2 && *p == 'l'; ++l) ++p;  // every slot is 64-bit: %ld, %lld are %d
         const char conv = *p;
@@ -196,7 +197,9 @@ inline std::string format_printf(const char* fmt, const Slot* args, size_t nargs
             bad(format("%%%c is not a conversion the device supports (d i u x f F s p, with l or ll)", conv));
         }
         // flags C leaves undefined for the conversion (e.g. %#d, %0s)
-        const char* allowed = conv == 'x' || conv == 'f' || conv == 'F' ? "-+ #0" : conv == 's' || conv == 'p' ? "-" : "-+ 0";
+        const char* allowed = conv == 'x' || conv == 'f' || conv == 'F' ? "-+ #0"
+                              : conv == 's' || conv == 'p'              ? "-"
+                                                                        : "-+ 0";
         for (char f : flags) {
             if (std::strchr(allowed, f) == nullptr) bad(format("flag '%c' is not defined for %%%c", f, conv));
         }
@@ -210,7 +213,8 @@ inline std::string format_printf(const char* fmt, const Slot* args, size_t nargs
             case 'd':
             case 'i':
                 expect(integer, "an integer");
-                append(out, spec + "lld", static_cast<long long>(a.kind == Slot::Int ? a.i : static_cast<int64_t>(a.u)));
+                append(out, spec + "lld",
+                       static_cast<long long>(a.kind == Slot::Int ? a.i : static_cast<int64_t>(a.u)));
                 break;
             case 'u':
             case 'x':

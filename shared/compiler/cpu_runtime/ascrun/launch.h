@@ -9,7 +9,8 @@
 //       "ptr:float32,ptr:float32,ptr:float32,int32,ptr:uint64".
 //
 //   extern "C" uint32_t ascrun_abi_version(void);
-//       kAbiVersion (2): the layout of the structs and calls below.
+//       kAbiVersion (2): the layout of the structs and calls below. Version 1 (no such function)
+//       had ascrun_launch(core_num, args, regions, n_regions, err, err_cap) and no guard_bytes.
 //
 //   extern "C" int ascrun_launch(uint32_t core_num, void** args, AscrunRegion* regions,
 //                                uint32_t n_regions, uint32_t bounds, AscrunReport* report,
@@ -303,7 +304,8 @@ int launch(void (*kernel)(A...), uint32_t core_num, void** args, AscrunRegion* r
             return finish(err, err_cap, 2, format("ascrun_launch: regions is NULL but n_regions is %u", n_regions));
         }
         if (bounds > static_cast<uint32_t>(Bounds::Warn)) {
-            return finish(err, err_cap, 2, format("ascrun_launch: bounds must be 0 (fault) or 1 (warn), got %u", bounds));
+            return finish(err, err_cap, 2,
+                          format("ascrun_launch: bounds must be 0 (fault) or 1 (warn), got %u", bounds));
         }
         if (report == nullptr) return finish(err, err_cap, 2, "ascrun_launch: report is NULL");
         std::vector<Region> regs;

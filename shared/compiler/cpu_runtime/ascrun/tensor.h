@@ -72,6 +72,9 @@ inline const char* position_name(AscendC::TPosition p) {
     }
 }
 
+// Ends the warning of an operand past its LocalTensor, inside the Unified Buffer (bounds "warn").
+constexpr const char* kPastLocalTensor = " (bounds=warn: the Unified Buffer after it was accessed)";
+
 // The positions that live in the Unified Buffer (the only local memory the cpu target models).
 constexpr bool in_ub(AscendC::TPosition p) {
     return p == AscendC::TPosition::VECIN || p == AscendC::TPosition::VECOUT || p == AscendC::TPosition::VECCALC;
@@ -245,7 +248,7 @@ private:
             };
             const uint64_t end = addr_ + (static_cast<uint64_t>(index) + 1) * sizeof(T);
             if (!b.launch->warn_bounds() || end > ascrun::kUbBytes) ascrun::fault(message());
-            ascrun::warn(b, what, "index", [&] { return message() + " (bounds=warn: the Unified Buffer after it was accessed)"; });
+            ascrun::warn(b, what, "index", [&] { return message() + ascrun::kPastLocalTensor; });
         }
         return reinterpret_cast<ascrun::elem_t<T>*>(b.ub + addr_) + index;
     }
@@ -398,7 +401,7 @@ elem_t<T>* ub_operand(BlockContext& b, const char* api, const char* role, const 
         };
         if (!b.launch->warn_bounds()) fault(message());
         if (end <= kUbBytes) {  // else the Unified Buffer check below faults
-            warn(b, api, role, [&] { return message() + " (bounds=warn: the Unified Buffer after it was accessed)"; });
+            warn(b, api, role, [&] { return message() + kPastLocalTensor; });
         }
     }
     if (end > kUbBytes) {
