@@ -123,6 +123,9 @@ def test_log_is_capped_per_block_and_per_launch():
     (6, r'printf("%d\n"): 2 arguments for 1 conversions'),
     (7, 'printf("%#d\\n"): flag \'#\' is not defined for %d'),
     (8, "ShapeInfo: 9 dimensions, more than the 8 a ShapeInfo holds"),
+    (10, r'printf("%*d\n"): a width taken from the arguments (*) is not supported by the device'),
+    (11, r'printf("%5000d\n"): a field width over 4096'),
+    (12, 'printf("100%"): the format ends inside a conversion'),
 ])
 def test_what_the_device_does_not_define_faults(mode, message):
     x, h, k = print_inputs(1)
@@ -132,6 +135,14 @@ def test_what_the_device_does_not_define_faults(mode, message):
     assert str(e.value) == f"block 0: {message}"
     # what the block printed before it faulted comes with the error
     assert e.value.log == ("[AIV Block 0/1] about to fail\n" if mode == 4 else "")
+
+
+def test_printf_of_a_pointer():
+    x, h, k = print_inputs(1)
+    log = ascrun.run_local(rk.print_kernel, 1, x, h, k, N, 13, 0, 0.0).log
+    assert re.fullmatch(r"\[AIV Block 0/1\] (0x[0-9a-f]+) (0x[0-9a-f]+) *\|\n", log)
+    first, second = log.split()[3:5]
+    assert first == second and len(log.split("|")[0]) == len(f"[AIV Block 0/1] {first} ") + 20
 
 
 @pytest.mark.parametrize("n, printed", [(7680, True), (7696, False)])

@@ -8,8 +8,8 @@ import asc
 def print_kernel(x: asc.GlobalAddress, h: asc.GlobalAddress, k: asc.GlobalAddress, n: int, mode: int, rounds: int,
                  scale: float):
     """Block b dumps x, h, k (float32, float16, int32) at element b * n. mode 0: every print form;
-    1: `rounds` printfs of a long line (the log caps); 2-8: what the device does not define (4 prints
-    a line first); 9: one dump of n elements."""
+    1: `rounds` printfs of a long line (the log caps); 2-8, 10-12: what the device does not define
+    (4 prints a line first); 9: one dump of n elements; 13: x's address with %p."""
     b = asc.get_block_idx()
     x_gm = asc.GlobalTensor()
     h_gm = asc.GlobalTensor()
@@ -55,8 +55,16 @@ def print_kernel(x: asc.GlobalAddress, h: asc.GlobalAddress, k: asc.GlobalAddres
         asc.printf("%#d\\n", n)
     elif mode == 8:
         asc.dump_tensor(xl, 12, n, asc.ShapeInfo(asc.array(asc.uint32, [1, 1, 1, 1, 1, 1, 1, 1, 1])))
-    else:
+    elif mode == 9:
         asc.dump_tensor(xl, 11, n)
+    elif mode == 10:
+        asc.printf("%*d\\n", n, n)
+    elif mode == 11:
+        asc.printf("%5000d\\n", n)
+    elif mode == 12:
+        asc.printf("100%")
+    else:
+        asc.printf("%p %-20p|\\n", x, x)
 
 
 @asc.jit
