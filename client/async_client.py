@@ -13,12 +13,10 @@ from typing import Any, Dict, Optional
 
 import httpx
 
-from .args import HostArgs, prepare
+from .args import HostArgs
 from .client import (DEFAULT_URL, POLL_S, RETRY_FIRST_DELAY_S, RETRY_MAX_DELAY_S, RETRY_STATUSES, TERMINAL,
                      WAIT_MARGIN_S, Client)
-from .compiler.bundle import collect
 from .compiler.errors import KernelError
-from .compiler.frontend import param_names
 from .handle import launch_result, raise_failure
 from .result import LaunchResult
 
@@ -73,15 +71,10 @@ class AsyncClient:
         raise KernelError(message, kind=kind)
 
     async def submit(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
-                     timeout: Optional[float] = None) -> "AsyncLaunchHandle":
+                     timeout: Optional[float] = None, bounds: str = "fault") -> "AsyncLaunchHandle":
         """Queue `kernel` (uploading the tensors the service lacks) and return its handle."""
         start = time.perf_counter()
-        bundle = collect(kernel)
-        host = prepare(param_names(bundle), args)
-        arg_json, blobs = Client._arguments(host)
-        body = {"bundle": bundle.to_json(), "core_num": core_num, "target": target, "args": arg_json}
-        if timeout is not None:
-            body["timeout"] = timeout
+        body, blobs, host = Client._job(kernel, core_num, args, target, timeout, bounds)
         headers = {"Idempotency-Key": uuid.uuid4().hex}
         for _ in range(2):
             response = await self._request("POST", "/v1/jobs", accept=(409,), json=body, params={"wait": "0"},
@@ -96,9 +89,9 @@ class AsyncClient:
                           "immediately? check ASCRUN_BLOB_TTL)", kind="unavailable")
 
     async def launch(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
-                     timeout: Optional[float] = None) -> LaunchResult:
+                     timeout: Optional[float] = None, bounds: str = "fault") -> LaunchResult:
         """Run `kernel` remotely; the tensors it writes are copied back into the caller's arrays."""
-        handle = await self.submit(kernel, core_num, *args, target=target, timeout=timeout)
+        handle = await self.submit(kernel, core_num, *args, target=target, timeout=timeout, bounds=bounds)
         return await handle.result()
 
     async def wait(self, job_id: str, timeout: float) -> Dict[str, Any]:

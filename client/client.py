@@ -19,6 +19,7 @@ from .args import HostArgs, prepare
 from .compiler.bundle import collect
 from .compiler.errors import KernelError
 from .compiler.frontend import param_names
+from .compiler.pipeline import check_bounds
 from .result import LaunchResult
 
 if TYPE_CHECKING:
@@ -137,24 +138,29 @@ class Client:
     def source(self, job_id: str) -> str:
         return self._request("GET", f"/v1/jobs/{job_id}/source").text
 
-    def _job(self, kernel: Any, core_num: int, args: Any, target: str, timeout: Optional[float]):
+    @classmethod
+    def _job(cls, kernel: Any, core_num: int, args: Any, target: str, timeout: Optional[float], bounds: str):
         """The submission body, the blobs it refers to, and the caller's arguments."""
+        check_bounds(bounds)
         bundle = collect(kernel)
         host = prepare(param_names(bundle), args)
-        arg_json, blobs = self._arguments(host)
+        arg_json, blobs = cls._arguments(host)
         body = {"bundle": bundle.to_json(), "core_num": core_num, "target": target, "args": arg_json}
         if timeout is not None:
             body["timeout"] = timeout
+        if bounds != "fault":  # the default is left out: older services know no "bounds"
+            body["bounds"] = bounds
         return body, blobs, host
 
     def launch(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
-               timeout: Optional[float] = None) -> LaunchResult:
+               timeout: Optional[float] = None, bounds: str = "fault") -> LaunchResult:
         """Run `kernel` remotely; the tensors it writes are copied back into the caller's arrays.
-        A cached launch is one request that waits for the job, then one download per output."""
+        A cached launch is one request that waits for the job, then one download per output.
+        `bounds="warn"`: out-of-operand accesses the device performs become `result.warnings`."""
         from .handle import LaunchHandle  # handle.py builds on this module
 
         start = time.perf_counter()
-        body, blobs, host = self._job(kernel, core_num, args, target, timeout)
+        body, blobs, host = self._job(kernel, core_num, args, target, timeout, bounds)
         record = self._submit(body, blobs, wait=POLL_S)
         # "upload": the client's share of the submission, without the time the job itself took
         worker_s = record["ended_at"] - record["created_at"] if record["status"] in TERMINAL else 0.0
@@ -163,13 +169,13 @@ class Client:
                             max_wait=(timeout or 600) + WAIT_MARGIN_S).result()
 
     def submit(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu", timeout: Optional[float] = None,
-               on_upload: Optional[Callable[[int, int], None]] = None) -> "LaunchHandle":
+               on_upload: Optional[Callable[[int, int], None]] = None, bounds: str = "fault") -> "LaunchHandle":
         """Queue `kernel` and return its LaunchHandle without waiting for the run, so that many
         launches can be in flight at once. `on_upload(sent, total)` follows the tensor upload."""
         from .handle import LaunchHandle, upload_missing  # handle.py builds on this module
 
         start = time.perf_counter()
-        body, blobs, host = self._job(kernel, core_num, args, target, timeout)
+        body, blobs, host = self._job(kernel, core_num, args, target, timeout, bounds)
         if on_upload is not None:
             upload_missing(self, blobs, on_upload)
         record = self._submit(body, blobs, wait=0)
@@ -180,9 +186,11 @@ class Client:
 class RemoteKernel:
     """`remote(kernel)[core_num](*args)` or `[core_num, stream]`: pyasc's launch syntax, run remotely."""
 
-    def __init__(self, kernel: Any, client: Optional[Client] = None):
+    def __init__(self, kernel: Any, client: Optional[Client] = None, bounds: str = "fault"):
         self.kernel = kernel
         self.client = client
+        check_bounds(bounds)
+        self.bounds = bounds
 
     def __getitem__(self, launch: Any):
         core_num = launch[0] if isinstance(launch, tuple) else launch  # a stream means nothing remotely
@@ -191,8 +199,8 @@ class RemoteKernel:
     def _launch(self, core_num: int, *args: Any) -> LaunchResult:
         if self.client is None:
             self.client = Client()
-        return self.client.launch(self.kernel, core_num, *args)
+        return self.client.launch(self.kernel, core_num, *args, bounds=self.bounds)
 
 
-def remote(kernel: Any, client: Optional[Client] = None) -> RemoteKernel:
-    return RemoteKernel(kernel, client)
+def remote(kernel: Any, client: Optional[Client] = None, bounds: str = "fault") -> RemoteKernel:
+    return RemoteKernel(kernel, client, bounds)

@@ -23,7 +23,7 @@ from .client import Client
 from .compiler.bundle import collect
 from .compiler.errors import KernelError
 from .compiler.frontend import param_names
-from .compiler.pipeline import TARGETS
+from .compiler.pipeline import BOUNDS, TARGETS
 from .progress import QuietProgress, progress_for
 from .script import RemoteLaunches, install, standin_gap
 
@@ -106,7 +106,8 @@ def cmd_exec(opts: argparse.Namespace) -> int:
     args = opts.script_args[1:] if opts.script_args[:1] == ["--"] else opts.script_args
     progress = QuietProgress() if opts.json else progress_for(sys.stderr)
     with _client(opts) as client:
-        session = RemoteLaunches(client, target=opts.target, timeout=opts.timeout, progress=progress)
+        session = RemoteLaunches(client, target=opts.target, timeout=opts.timeout, progress=progress,
+                                 bounds=opts.bounds, echo=True)
         uninstall = install(session)
         try:
             # with --json, stdout carries only ascrun's report: the script's prints go to stderr
@@ -171,7 +172,8 @@ def _pairs(items: List[str], option: str) -> Dict[str, str]:
 def cmd_launch(opts: argparse.Namespace) -> int:
     progress = QuietProgress() if opts.json else progress_for(sys.stderr, summaries=False)
     with _client(opts) as client:
-        session = RemoteLaunches(client, target=opts.target or "cpu", timeout=opts.timeout, progress=progress)
+        session = RemoteLaunches(client, target=opts.target or "cpu", timeout=opts.timeout, progress=progress,
+                                 bounds=opts.bounds, echo=not opts.json)
         uninstall = install(session)
         try:
             kernel = _load_kernel(opts.kernel)
@@ -235,6 +237,8 @@ def cmd_show(opts: argparse.Namespace) -> int:
     lines = [f"job       {job['id']}", f"kernel    {job['kernel']} x{job['core_num']} on {job['target']}",
              f"status    {job['status']}" + (f" (worker {job['worker']})" if job.get("worker") else ""),
              f"created   {_when(job['created_at'])}"]
+    if job.get("bounds", "fault") != "fault":
+        lines.append(f"bounds    {job['bounds']}")
     if job.get("timings"):
         lines.append("timings   " + ", ".join(f"{k} {v:.3f} s" for k, v in job["timings"].items()))
     if job.get("cache"):
@@ -243,8 +247,11 @@ def cmd_show(opts: argparse.Namespace) -> int:
         lines.append(f"ir_hash   {job['ir_hash']}")
     for name, ref in (job.get("outputs") or {}).items():
         lines.append(f"output    {name}: {ref['dtype']}{ref['shape']}")
+    lines += [f"warning   {w}" for w in job.get("warnings") or []]
     if job.get("error"):
         lines.append(f"error     {job['error']['kind']}: {job['error']['message']}")
+    if job.get("log"):
+        lines += ["log", job["log"].rstrip("\n")]
     _emit(opts, job, "\n".join(lines))
     return EXIT_OK
 
@@ -269,6 +276,10 @@ def add_parsers(sub: Any) -> None:
                            help="run every launch here (exec's default: from the script's backend, cpu while the "
                                 "pool has no sim/npu worker; launch's: cpu)")
     launching.add_argument("--timeout", type=float, help="seconds a job may run (default: the service's)")
+    launching.add_argument("--bounds", choices=BOUNDS, default="fault",
+                           help="fault (default): an access out of its operand fails the launch; warn: one the device "
+                                "would perform silently (past a tensor argument, past a LocalTensor inside the "
+                                "Unified Buffer) is a warning and the run goes on")
 
     def add(name: str, func, help: str, parents=(common,)) -> argparse.ArgumentParser:
         parser = sub.add_parser(name, help=help, description=help, parents=list(parents), epilog=EXIT_CODES,
@@ -290,7 +301,7 @@ def add_parsers(sub: Any) -> None:
                         help="save tensor argument NAME after the launch")
     jobs = add("jobs", cmd_jobs, "list this token's recent jobs, newest first")
     jobs.add_argument("--limit", type=int, default=20)
-    show = add("show", cmd_show, "a job's status, timings, cache and error")
+    show = add("show", cmd_show, "a job's status, timings, cache, warnings, error and what the kernel printed")
     show.add_argument("job", metavar="JOB")
     show.add_argument("--source", action="store_true", help="print the Ascend C that pyasc generated instead")
     add("targets", cmd_targets, "the targets and how many workers serve each")

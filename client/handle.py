@@ -52,7 +52,8 @@ def upload_missing(client: Any, blobs: Dict[str, bytes], on_upload: OnUpload) ->
 def raise_failure(record: Dict[str, Any]) -> None:
     if record["status"] != "finished":
         error = record.get("error") or {"kind": "runtime_error", "message": f"job {record['id']} failed"}
-        raise KernelError(error["message"], kind=error["kind"])
+        raise KernelError(error["message"], kind=error["kind"], log=record.get("log") or "",
+                          warnings=record.get("warnings"))
 
 
 def launch_result(record: Dict[str, Any], host: HostArgs, outputs: Dict[str, bytes], upload_s: float,
@@ -66,7 +67,8 @@ def launch_result(record: Dict[str, Any], host: HostArgs, outputs: Dict[str, byt
     timings = {k: v for k, v in record["timings"].items() if k != "total"}
     timings.update(upload=upload_s, download=download_s, total=time.perf_counter() - started)
     return LaunchResult(outputs=arrays, timings=timings, cache=record["cache"], ir_hash=record["ir_hash"],
-                        job_id=record["id"], _fetch_source=fetch_source)
+                        job_id=record["id"], log=record.get("log") or "", warnings=list(record.get("warnings") or []),
+                        _fetch_source=fetch_source)
 
 
 class LaunchHandle:

@@ -12,23 +12,27 @@ from .compiler.frontend import param_names
 from .result import LaunchResult
 
 
-def run_local(kernel: Any, core_num: int, *args: Any, target: str = "cpu") -> LaunchResult:
+def run_local(kernel: Any, core_num: int, *args: Any, target: str = "cpu", bounds: str = "fault") -> LaunchResult:
     """Compile `kernel` for these arguments and run it on `core_num` blocks here.
 
     Tensors the kernel writes are copied back into the caller's arrays, as pyasc's launch does.
-    Raises ascrun.KernelError (kind bundle_rejected, compile_error, build_error or runtime_error).
+    `bounds="warn"` turns accesses past a tensor argument (into a guard zone) or past a LocalTensor
+    (inside the Unified Buffer) into `result.warnings` instead of a fault.
+    Raises ascrun.KernelError (kind bad_request, bundle_rejected, compile_error, build_error or
+    runtime_error; a runtime_error carries the kernel's `log` and `warnings` up to the fault).
     """
     start = time.perf_counter()
+    pipeline.check_bounds(bounds)
     bundle = collect(kernel)
     host = prepare(param_names(bundle), args)
     chosen = pipeline.get_target(target)
     cache = DiskCache.default()
     built = pipeline.build(bundle, host.specs, chosen, frontend_cache=cache, artifact_cache=cache)
-    ran = pipeline.run(built, chosen, core_num, host.values)
+    ran = pipeline.run(built, chosen, core_num, host.values, bounds=bounds)
     outputs = {}
     for name in ran.written:
         host.write_back(name, host.values[name])
         outputs[name] = host.values[name]
     timings = dict(built.timings, run=ran.seconds, total=time.perf_counter() - start)
     return LaunchResult(outputs=outputs, timings=timings, cache=dict(built.cache), ir_hash=built.frontend.ir_hash,
-                        _source=built.frontend.source)
+                        log=ran.log, warnings=ran.warnings, _source=built.frontend.source)

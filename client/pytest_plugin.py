@@ -1,11 +1,12 @@
 """pytest plugin: existing pyasc tests against an ascrun pool, unmodified.
 
-    pytest --ascrun-url URL [--ascrun-target T] [--ascrun-token TOKEN] path/to/pyasc/tests
+    pytest --ascrun-url URL [--ascrun-target T] [--ascrun-token TOKEN] [--ascrun-bounds warn] path/to/pyasc/tests
 
 Each `kernel[core_num, stream](...)` a test makes runs on the pool; the test's own asserts then
 check the outputs written back into its tensors. A failed launch raises ascrun.KernelError with
-the remote message; each test's report gets an "ascrun" section listing its jobs, and its JUnit
-XML entry an `ascrun_job` property per job. Without --ascrun-url the plugin does nothing.
+the remote message; each test's report gets an "ascrun" section listing its jobs with their
+warnings and what the kernels printed, and its JUnit XML entry an `ascrun_job` property per job.
+Without --ascrun-url the plugin does nothing.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import List
 import pytest
 
 from .client import Client
-from .compiler.pipeline import TARGETS
+from .compiler.pipeline import BOUNDS, TARGETS
 from .script import RemoteLaunches, install
 
 
@@ -27,6 +28,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "no sim/npu worker)")
     group.addoption("--ascrun-token", default=os.environ.get("ASCRUN_TOKEN"),
                     help="bearer token (default: $ASCRUN_TOKEN)")
+    group.addoption("--ascrun-bounds", default="fault", choices=BOUNDS,
+                    help="fault (default): an access out of its operand fails the launch; warn: one the device "
+                         "would perform silently is a warning in the report and the run goes on")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -35,16 +39,16 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     options = early_config.known_args_namespace
     if options.ascrun_url:
         early_config.pluginmanager.register(AscrunPool(options.ascrun_url, options.ascrun_token,
-                                                       options.ascrun_target), "ascrun-pool")
+                                                       options.ascrun_target, options.ascrun_bounds), "ascrun-pool")
 
 
 class AscrunPool:
 
-    def __init__(self, url: str, token: str | None, target: str | None):
+    def __init__(self, url: str, token: str | None, target: str | None, bounds: str = "fault"):
         self.url = url
         self.client = Client(url, token=token)
         self.notices: List[str] = []
-        self.launches = RemoteLaunches(self.client, target=target, notice=self.notices.append)
+        self.launches = RemoteLaunches(self.client, target=target, notice=self.notices.append, bounds=bounds)
         self._uninstall = install(self.launches)
         self._reported = 0
 
@@ -57,7 +61,7 @@ class AscrunPool:
         new = self.launches.launches[self._reported:]
         self._reported = len(self.launches.launches)
         if new:
-            report.sections.append((f"ascrun ({report.when})", "\n".join(launch.summary() for launch in new)))
+            report.sections.append((f"ascrun ({report.when})", "\n".join(launch.report() for launch in new)))
             item.user_properties.extend(("ascrun_job", launch.job_id) for launch in new if launch.job_id)
         return report
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
@@ -11,12 +11,16 @@ import numpy as np
 class LaunchResult:
     """outputs: the tensors the kernel wrote, by parameter name (also copied into the caller's
     arrays). timings: seconds per stage. cache: "hit"/"miss" for "frontend" and "build".
+    log: what the kernel printed (printf, DumpTensor), block after block, as the host prints it
+    after an NPU run. warnings: what the device would do silently (deduplicated, capped).
     source: the Ascend C pyasc generated (fetched on first use for remote launches)."""
     outputs: Dict[str, np.ndarray]
     timings: Dict[str, float]
     cache: Dict[str, str]
     ir_hash: str
     job_id: Optional[str] = None
+    log: str = ""
+    warnings: List[str] = field(default_factory=list)
     _source: Optional[str] = field(default=None, repr=False)
     _fetch_source: Optional[Callable[[], str]] = field(default=None, repr=False, compare=False)
 

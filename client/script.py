@@ -73,6 +73,15 @@ class Launch:
     def status(self) -> str:
         return "finished" if self.result else "failed" if self.error else "running"
 
+    @property
+    def log(self) -> str:
+        """What the kernel printed (also when it faulted)."""
+        return getattr(self.result or self.error, "log", "")
+
+    @property
+    def warnings(self) -> List[str]:
+        return getattr(self.result or self.error, "warnings", [])
+
     def summary(self) -> str:
         head = f"{self.kernel} x{self.core_num} on {self.target}" + (f": job {self.job_id}" if self.job_id else "")
         if self.error is not None:
@@ -91,18 +100,28 @@ class Launch:
             data.update(timings=self.result.timings, cache=self.result.cache, ir_hash=self.result.ir_hash)
         if self.error is not None:
             data["error"] = {"kind": self.error.kind, "message": str(self.error)}
+        data.update(log=self.log, warnings=self.warnings)
         return data
+
+    def report(self) -> str:
+        """The summary, then each warning and what the kernel printed (the pytest plugin's section)."""
+        return "\n".join([self.summary(), *(f"warning: {w}" for w in self.warnings)]) + (
+            "\n" + self.log.rstrip("\n") if self.log else "")
 
 
 class RemoteLaunches:
     """pyasc's runtime entry points (launch, set_platform, current_stream), served by the pool.
 
     The target is `target` if given, else the one the code's backend maps to (`-r Model` -> sim,
-    `-r NPU` -> npu) when the pool has a worker for it, else cpu; `notice` says so once."""
+    `-r NPU` -> npu) when the pool has a worker for it, else cpu; `notice` says so once. Every
+    launch has the bounds policy `bounds`; with `echo`, what a kernel printed goes to stdout and
+    its warnings to stderr once it has run, as an NPU run's output would appear."""
 
     def __init__(self, client: Client, target: Optional[str] = None, timeout: Optional[float] = None,
-                 progress: Any = None, notice: Optional[Callable[[str], None]] = None):
+                 progress: Any = None, notice: Optional[Callable[[str], None]] = None, bounds: str = "fault",
+                 echo: bool = False):
         self.client, self.forced_target, self.timeout = client, target, timeout
+        self.bounds, self.echo = bounds, echo
         self.progress = progress or QuietProgress()
         self.notice = notice or (lambda message: print(message, file=sys.stderr))
         self.backend: Optional[str] = None
@@ -152,7 +171,7 @@ class RemoteLaunches:
         self.progress.begin(f"{launch.kernel} x{core_num} on {launch.target}")
         try:
             handle = self.client.submit(kernel, core_num, *bound.args, target=launch.target, timeout=self.timeout,
-                                        on_upload=self.progress.on_upload)
+                                        on_upload=self.progress.on_upload, bounds=self.bounds)
             launch.job_id = handle.id
             launch.result = handle.result(on_status=self.progress.on_status)
             return launch.result
@@ -161,6 +180,11 @@ class RemoteLaunches:
             raise
         finally:
             self.progress.end(launch.summary())
+            if self.echo:
+                sys.stdout.write(launch.log)
+                sys.stdout.flush()
+                for warning in launch.warnings:
+                    print(f"ascrun: warning: {warning}", file=sys.stderr)
 
 
 class StandInGaps(importlib.abc.MetaPathFinder):

@@ -175,8 +175,8 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
 
     @app.get("/v1/jobs", response_model=JobList, tags=["jobs"])
     def list_jobs(limit: int = Query(20, ge=1, le=500), who: Tenant = Depends(tenant)):
-        """Your most recent jobs, newest first."""
-        return {"jobs": jobs.recent(who.name, limit)}
+        """Your most recent jobs, newest first (without their logs: GET /v1/jobs/{id} has them)."""
+        return {"jobs": [dict(job, log=None) for job in jobs.recent(who.name, limit)]}
 
     @app.post("/v1/jobs", status_code=202, response_model=JobResult, tags=["jobs"])
     async def submit_job(body: JobRequest, wait: float = Query(0, ge=0, le=settings.max_wait_s, description=(
@@ -222,9 +222,10 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
                 return earlier
         check_quotas(who, in_flight)
         record = {"id": job_id, "status": "queued", "tenant": who.name, "target": body.target,
-                  "core_num": body.core_num, "kernel": bundle.entry, "created_at": time.time()}
+                  "core_num": body.core_num, "kernel": bundle.entry, "bounds": body.bounds, "created_at": time.time()}
         spec = {"tenant": who.name, "bundle": bundle.to_json(), "core_num": body.core_num, "target": body.target,
-                "args": [a.model_dump() for a in body.args], "options": body.options, "timeout": timeout}
+                "args": [a.model_dump() for a in body.args], "options": body.options, "timeout": timeout,
+                "bounds": body.bounds}
         jobs.create(record, spec, in_flight)
         queue = Queue(keys.queue_name(body.target), connection=sync_redis, serializer=JSONSerializer)
         queue.enqueue(JOB_FUNCTION, job_id, job_id=job_id, job_timeout=int(math.ceil(timeout)) + RQ_TIMEOUT_MARGIN_S,

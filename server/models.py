@@ -5,7 +5,7 @@ from typing import Annotated, Dict, List, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..compiler.pipeline import TARGETS
+from ..compiler.pipeline import BOUNDS, TARGETS
 
 Digest = str  # lowercase hex sha256
 TENSOR_DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
@@ -54,6 +54,9 @@ class JobRequest(Strict):
     args: List[LaunchArg] = Field(max_length=1024)
     options: Dict[str, Union[bool, int, float, str, None]] = {}
     timeout: Optional[float] = Field(default=None, gt=0)
+    bounds: Literal[BOUNDS] = Field(default="fault", description=(  # type: ignore[valid-type]
+        "fault: an access out of its operand stops the launch; warn: one the device would perform (past a "
+        "tensor argument into a guard zone, past a LocalTensor inside the Unified Buffer) is a warning"))
 
 
 class ErrorInfo(BaseModel):
@@ -69,13 +72,15 @@ class OutputRef(BaseModel):
 
 
 class JobResult(BaseModel):
-    """A job's state; outputs, timings, cache and ir_hash once finished, error once failed."""
+    """A job's state; outputs, timings, cache and ir_hash once finished, error once failed; log and
+    warnings once the kernel ran (also when it faulted), in GET /v1/jobs/{id} only (null in lists)."""
     id: str
     status: Literal["queued", "started", "finished", "failed", "timed_out"]
     tenant: str
     target: str
     core_num: int
     kernel: str
+    bounds: str = "fault"
     created_at: float
     worker: Optional[str] = None
     started_at: Optional[float] = None
@@ -84,6 +89,8 @@ class JobResult(BaseModel):
     timings: Dict[str, float] = {}
     cache: Dict[str, str] = {}
     ir_hash: Optional[str] = None
+    log: Optional[str] = None  # what printf/DumpTensor printed, block by block
+    warnings: List[str] = []
     error: Optional[ErrorInfo] = None
 
 

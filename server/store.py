@@ -3,7 +3,7 @@
 Keys (all under "ascrun:"):
   blob:<tenant>:<sha256>   raw tensor bytes, TTL blob_ttl_s; each tenant sees only its own
   job:<id>                 JSON record of a job that is queued or started
-  spec:<id>                JSON launch spec (tenant, bundle, args, core_num, target, timeout)
+  spec:<id>                JSON launch spec (tenant, bundle, args, core_num, target, bounds, timeout)
   final:<id>               JSON terminal record; written once (SET NX), so the first outcome wins
   files:<id>               the frontend-<key> holding the job's generated Ascend C and ASC-IR
   alive:<id>               the running job's heartbeat (short TTL, refreshed by its work horse)
@@ -159,9 +159,10 @@ class JobStore:
                 pipe.execute()
         return bool(won)
 
-    def fail(self, job_id: str, kind: str, message: str) -> bool:
+    def fail(self, job_id: str, kind: str, message: str, **report: Any) -> bool:
+        """End the job as failed (timed out); `report` adds the kernel's log and warnings, if it ran."""
         status = "timed_out" if kind == "timeout" else "failed"
-        return self.finish(job_id, {"status": status, "error": {"kind": kind, "message": message}})
+        return self.finish(job_id, {"status": status, "error": {"kind": kind, "message": message}, **report})
 
     def reap(self) -> List[str]:
         """Fail every started job whose work horse stopped beating (its worker was killed, or

@@ -92,7 +92,7 @@ def run_job(job_id: str) -> str:
                                options=spec.get("options") or {},
                                on_frontend=lambda key: store.put_frontend_key(job_id, key))
         sandbox.forbid_processes_and_sockets()  # the compiler has run; the kernel needs neither
-        ran = pipeline.run(built, target, int(spec["core_num"]), values)
+        ran = pipeline.run(built, target, int(spec["core_num"]), values, bounds=spec.get("bounds", "fault"))
         outputs = {}
         for name in ran.written:
             data = values[name].tobytes()
@@ -101,9 +101,10 @@ def run_job(job_id: str) -> str:
             outputs[name] = {"blob": digest, "dtype": values[name].dtype.name, "shape": list(values[name].shape)}
         timings.update(built.timings, run=ran.seconds, total=time.perf_counter() - start)
         won = store.finish(job_id, {"status": "finished", "outputs": outputs, "timings": timings,
-                                    "cache": built.cache, "ir_hash": built.frontend.ir_hash, "error": None})
+                                    "cache": built.cache, "ir_hash": built.frontend.ir_hash, "log": ran.log,
+                                    "warnings": ran.warnings, "error": None})
     except KernelError as e:
-        won = store.fail(job_id, e.kind, str(e))
+        won = store.fail(job_id, e.kind, str(e), log=e.log, warnings=e.warnings)
     except MemoryError:
         won = store.fail(job_id, "limit", f"the job needed more than the worker's "
                                           f"{settings.worker_memory_bytes >> 20} MiB of memory")

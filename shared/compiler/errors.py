@@ -6,13 +6,16 @@ class AscrunError(Exception):
 
 
 class KernelError(AscrunError):
-    """A kernel could not be bundled, compiled, built or run; `kind` says which."""
+    """A kernel could not be bundled, compiled, built or run; `kind` says which. A kernel that
+    faulted carries what it printed before (`log`) and its `warnings`, as a LaunchResult would."""
     kind = "runtime_error"
 
-    def __init__(self, message: str, kind: str | None = None):
+    def __init__(self, message: str, kind: str | None = None, log: str = "", warnings: list | None = None):
         super().__init__(message)
         if kind is not None:
             self.kind = kind
+        self.log = log
+        self.warnings = list(warnings or [])
 
     @property
     def message(self) -> str:

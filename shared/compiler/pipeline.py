@@ -16,7 +16,7 @@ from .bundle import KernelBundle
 from .cache import Cache
 from .errors import KernelError
 from .frontend import ArgSpec, FrontendResult
-from .runner import CpuRunner, RunResult
+from .runner import BOUNDS, CpuRunner, RunResult, check_bounds  # noqa: F401 (BOUNDS, check_bounds: re-exported)
 from .toolchain import CpuToolchain
 
 TARGETS = ("cpu", "sim", "npu")
@@ -93,8 +93,10 @@ def build(bundle: KernelBundle, args: Sequence[ArgSpec], target: Target, fronten
     return Build(result, artifact, timings, cache)
 
 
-def run(built: Build, target: Target, core_num: int, arguments: Dict[str, Any]) -> RunResult:
+def run(built: Build, target: Target, core_num: int, arguments: Dict[str, Any], bounds: str = "fault") -> RunResult:
     """Launch a build; `arguments` maps every kernel parameter name to its value (tensors as
-    C-contiguous ndarrays). ConstExpr values were compiled in, so only runtime ones are passed."""
+    C-contiguous ndarrays). ConstExpr values were compiled in, so only runtime ones are passed.
+    `bounds` ("fault" or "warn", runner.py) is a launch option: the artifact does not depend on it."""
     values = [arguments[p["name"]] for p in built.frontend.params]
-    return target.runner.run(built.artifact, core_num, built.frontend.params, built.frontend.kernel_args, values)
+    return target.runner.run(built.artifact, core_num, built.frontend.params, built.frontend.kernel_args, values,
+                             bounds=bounds)

@@ -1,7 +1,14 @@
-"""Runner: Artifact + host buffers -> the buffers the kernel wrote, and the run time.
+"""Runner: Artifact + host buffers -> the buffers the kernel wrote, what it printed, its warnings
+and the run time.
 
 The cpu runner loads the artifact (a shared library) with ctypes and calls its
 `ascrun_launch`, which runs one thread per block, each with its own Unified Buffer.
+
+Bounds policy (`bounds`): "fault" (default) stops the launch at the first access out of its
+operand; with "warn", each tensor argument runs in a copy followed by a guard zone of GUARD_BYTES
+filled with GUARD_POISON, so that an access past its end does what the device does (reads
+whatever is there, writes that land nowhere the caller sees) and becomes a warning; the logical
+part is copied back afterwards. Accesses before a tensor or past its guard zone still fault.
 """
 from __future__ import annotations
 
@@ -11,16 +18,20 @@ import os
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
 import numpy as np
 
-from .errors import KernelRuntimeError
+from .errors import KernelError, KernelRuntimeError
 
 ERROR_CAPACITY = 4096
 MAX_CORE_NUM = 65535
+ABI_VERSION = 2  # cpu_runtime/ascrun/launch.h kAbiVersion
+BOUNDS = ("fault", "warn")  # the index is the ABI's code
+GUARD_BYTES = 1 << 20
+GUARD_POISON = 0xA5
 
 _SCALAR_CTYPES = {
     "bool": ctypes.c_bool, "int8": ctypes.c_int8, "uint8": ctypes.c_uint8, "int16": ctypes.c_int16,
@@ -31,14 +42,33 @@ _SCALAR_CTYPES = {
 
 class AscrunRegion(ctypes.Structure):
     """One tensor argument as the runtime sees it (cpu_runtime/ascrun/launch.h)."""
-    _fields_ = [("base", ctypes.c_void_p), ("bytes", ctypes.c_uint64), ("name", ctypes.c_char_p),
-                ("written", ctypes.c_uint32)]
+    _fields_ = [("base", ctypes.c_void_p), ("bytes", ctypes.c_uint64), ("guard_bytes", ctypes.c_uint64),
+                ("name", ctypes.c_char_p), ("written", ctypes.c_uint32)]
+
+
+class AscrunReport(ctypes.Structure):
+    """What the blocks printed and the warnings, allocated by the runtime (launch.h)."""
+    _fields_ = [("log", ctypes.c_void_p), ("log_bytes", ctypes.c_uint64), ("warnings", ctypes.c_void_p),
+                ("warnings_bytes", ctypes.c_uint64)]
 
 
 @dataclass(frozen=True)
 class RunResult:
     written: List[str]  # names of the tensor parameters the kernel stored to
     seconds: float
+    log: str = ""  # what printf/DumpTensor printed, block by block
+    warnings: List[str] = field(default_factory=list)
+
+
+def check_bounds(bounds: str) -> int:
+    """The ABI code of a bounds policy; KernelError kind bad_request for anything else."""
+    if bounds not in BOUNDS:
+        raise KernelError(f"bounds must be 'fault' or 'warn', got {bounds!r}", kind="bad_request")
+    return BOUNDS.index(bounds)
+
+
+def _text(pointer: int | None, size: int) -> str:
+    return ctypes.string_at(pointer, size).decode("utf-8", errors="replace") if pointer else ""
 
 
 class _Library:
@@ -47,10 +77,17 @@ class _Library:
     def __init__(self, path: Path):
         self.lib = ctypes.CDLL(str(path))
         self.lib.ascrun_signature.restype = ctypes.c_char_p
+        version = getattr(self.lib, "ascrun_abi_version", None)
+        if version is None or version() != ABI_VERSION:
+            raise KernelRuntimeError("the artifact was built for another version of the cpu runtime: rebuild it")
         self.launch = self.lib.ascrun_launch
         self.launch.restype = ctypes.c_int
         self.launch.argtypes = [ctypes.c_uint32, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(AscrunRegion),
-                                ctypes.c_uint32, ctypes.c_char_p, ctypes.c_uint32]
+                                ctypes.c_uint32, ctypes.c_uint32, ctypes.POINTER(AscrunReport), ctypes.c_char_p,
+                                ctypes.c_uint32]
+        self.free_report = self.lib.ascrun_free_report
+        self.free_report.restype = None
+        self.free_report.argtypes = [ctypes.POINTER(AscrunReport)]
         self.signature = self.lib.ascrun_signature().decode().split(",")
 
 
@@ -76,10 +113,12 @@ class CpuRunner:
             return library
 
     def run(self, artifact: bytes, core_num: int, params: Sequence[Dict[str, str]], kernel_args: Sequence[str],
-            values: Sequence[Any]) -> RunResult:
-        """Launch with `values` for the runtime `params` (tensors as C-contiguous ndarrays)."""
+            values: Sequence[Any], bounds: str = "fault") -> RunResult:
+        """Launch with `values` for the runtime `params` (tensors as C-contiguous ndarrays, written
+        in place). A fault raises KernelRuntimeError carrying the log and warnings up to it."""
         if not isinstance(core_num, int) or not 1 <= core_num <= MAX_CORE_NUM:
             raise KernelRuntimeError(f"core_num must be an integer from 1 to {MAX_CORE_NUM}, got {core_num!r}")
+        bounds_code = check_bounds(bounds)
         library = self._load(artifact)
         if len(library.signature) != len(kernel_args):
             raise KernelRuntimeError(f"artifact has {len(library.signature)} parameters, pyasc declared "
@@ -88,11 +127,22 @@ class CpuRunner:
         argv = (ctypes.c_void_p * len(kernel_args))()
         regions: List[AscrunRegion] = []
         names: List[str] = []
+        copies: Dict[tuple, np.ndarray] = {}  # bounds "warn": one guarded copy per distinct array
+        guarded: Dict[str, tuple] = {}  # tensor name -> (the caller's array, its guarded copy)
         explicit = iter(zip(params, values))
         for i, (kind, code) in enumerate(zip(kernel_args, library.signature)):
             if kind == "explicit":
                 param, value = next(explicit)
-                cell = self._argument(param, value, code, regions, names)
+                guard = 0
+                if bounds == "warn" and param["kind"] == "tensor" and isinstance(value, np.ndarray) \
+                        and value.flags.c_contiguous:
+                    key = (value.ctypes.data, value.nbytes, value.dtype.str)
+                    copy = copies.get(key)
+                    if copy is None:
+                        copy = copies[key] = _with_guard(value)
+                    guarded[param["name"]] = (value, copy)
+                    value, guard = copy[:value.nbytes].view(value.dtype).reshape(value.shape), GUARD_BYTES
+                cell = self._argument(param, value, code, regions, names, guard)
             elif kind == "ffts_addr":
                 # The FFTS base address matters only for cross-core sync on a device.
                 ffts = (ctypes.c_uint64 * 1)(0)
@@ -104,24 +154,36 @@ class CpuRunner:
             argv[i] = ctypes.addressof(cell)
         region_array = (AscrunRegion * max(1, len(regions)))(*regions)
         err = ctypes.create_string_buffer(ERROR_CAPACITY)
+        report = AscrunReport()
         start = time.perf_counter()
-        status = library.launch(core_num, argv, region_array, len(regions), err, ERROR_CAPACITY)
+        status = library.launch(core_num, argv, region_array, len(regions), bounds_code, ctypes.byref(report), err,
+                                ERROR_CAPACITY)
         seconds = time.perf_counter() - start
+        try:
+            log = _text(report.log, report.log_bytes)
+            warnings = _text(report.warnings, report.warnings_bytes).splitlines()
+        finally:
+            library.free_report(ctypes.byref(report))
         if status != 0:
-            raise KernelRuntimeError(err.value.decode(errors="replace") or f"kernel failed with status {status}")
+            raise KernelRuntimeError(err.value.decode(errors="replace") or f"kernel failed with status {status}",
+                                     log=log, warnings=warnings)
         written = [names[i] for i in range(len(regions)) if region_array[i].written]
-        return RunResult(written=written, seconds=seconds)
+        for name in written:
+            if name in guarded:
+                caller, copy = guarded[name]
+                caller.reshape(-1).view(np.uint8)[:] = copy[:caller.nbytes]
+        return RunResult(written=written, seconds=seconds, log=log, warnings=warnings)
 
     @staticmethod
     def _argument(param: Dict[str, str], value: Any, code: str, regions: List[AscrunRegion],
-                  names: List[str]) -> ctypes._SimpleCData:
+                  names: List[str], guard: int) -> ctypes._SimpleCData:
         name = param["name"]
         if param["kind"] == "tensor":
             if not isinstance(value, np.ndarray) or not value.flags.c_contiguous:
                 raise KernelRuntimeError(f"tensor argument '{name}' must be a C-contiguous ndarray")
             if code != f"ptr:{value.dtype.name}":
                 raise KernelRuntimeError(f"tensor argument '{name}' is {value.dtype.name}, the kernel takes {code}")
-            regions.append(AscrunRegion(value.ctypes.data, value.nbytes, name.encode(), 0))
+            regions.append(AscrunRegion(value.ctypes.data, value.nbytes, guard, name.encode(), 0))
             names.append(name)
             return ctypes.c_void_p(value.ctypes.data)
         ctype = _SCALAR_CTYPES.get(code)
@@ -131,3 +193,11 @@ class CpuRunner:
         if ctype not in (ctypes.c_float, ctypes.c_double, ctypes.c_bool) and cell.value != value:
             raise KernelRuntimeError(f"scalar argument '{name}' = {value!r} does not fit the kernel's {code} parameter")
         return cell
+
+
+def _with_guard(array: np.ndarray) -> np.ndarray:
+    """A copy of `array`'s bytes followed by GUARD_BYTES of GUARD_POISON (flat uint8)."""
+    copy = np.empty(array.nbytes + GUARD_BYTES, np.uint8)
+    copy[:array.nbytes] = array.reshape(-1).view(np.uint8)
+    copy[array.nbytes:] = GUARD_POISON
+    return copy

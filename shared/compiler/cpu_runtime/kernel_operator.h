@@ -22,4 +22,5 @@
 #include "ascrun/vec_gather.h"
 #include "ascrun/vec_brcb.h"
 #include "ascrun/tpipe.h"
+#include "ascrun/debug.h"
 #include "ascrun/launch.h"

@@ -2,8 +2,10 @@
 //
 //  - the Ascend C qualifiers (__global__, __aicore__, __gm__, ...), defined empty;
 //  - KernelFault, the exception a failed check throws, and Aborted, thrown when another block failed;
-//  - LaunchContext (one per ascrun_launch: GM regions, abort flag, first error) and BlockContext (one
-//    per block: index, Unified Buffer, pipe/queue/flag state), reached through a thread_local pointer.
+//  - LaunchContext (one per ascrun_launch: GM regions, bounds policy, abort flag, first error, report)
+//    and BlockContext (one per block: index, Unified Buffer, pipe/queue/flag state, report), reached
+//    through a thread_local pointer;
+//  - warn(), how a check reports what the device does silently when the launch's policy allows it.
 //
 // Every API entry point calls `enter()` once: it finds the block, stops the block if the launch is
 // aborting, and is the only per-call overhead besides the API's own range checks.
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "half.h"
+#include "report.h"
 
 // ---- Ascend C qualifiers: meaningless on the cpu --------------------------------------------------
 #ifndef __global__
@@ -142,34 +145,43 @@ struct TypeName<bfloat16_t> {
 
 // ---- launch and block state ------------------------------------------------------------------------
 
-// One tensor argument of the launch: a GM range the kernel may touch.
+// One tensor argument of the launch: a GM range the kernel may touch, and (bounds "warn") the
+// guard zone the caller allocated after it, which accesses past the end reach instead.
 struct Region {
     uintptr_t base;
     uint64_t bytes;
     std::string name;
+    uint64_t guard = 0;
 };
+
+// What a launch does with an access the device performs silently but that leaves its operand:
+// Fault stops the block; Warn (GM past a tensor argument into its guard zone, UB past a
+// LocalTensor inside the Unified Buffer) records a warning and does what the device does.
+enum class Bounds : uint32_t { Fault = 0, Warn = 1 };
 
 class LaunchContext {
 public:
-    LaunchContext(uint32_t block_num, std::vector<Region> regions)
-        : block_num_(block_num), regions_(std::move(regions)), written_(regions_.size()) {
+    LaunchContext(uint32_t block_num, std::vector<Region> regions, Bounds bounds = Bounds::Fault)
+        : block_num_(block_num), regions_(std::move(regions)), written_(regions_.size()), bounds_(bounds) {
         for (auto& w : written_) w.store(0, std::memory_order_relaxed);
     }
 
     uint32_t block_num() const { return block_num_; }
     const std::vector<Region>& regions() const { return regions_; }
+    bool warn_bounds() const { return bounds_ == Bounds::Warn; }
+    LaunchReport& report() { return report_; }
     bool aborting() const { return abort_.load(std::memory_order_relaxed); }
     void mark_written(size_t region) { written_[region].store(1, std::memory_order_relaxed); }
     bool written(size_t region) const { return written_[region].load(std::memory_order_relaxed) != 0; }
 
-    // The region a GM pointer belongs to: the one it lies in; else the nearest one that ends at
-    // most 16 x its size + 1 MiB below it (a pointer computed past the end of an argument, whose
-    // accesses are then reported relative to that argument); else none (-1).
+    // The region a GM pointer belongs to: the one it lies in (guard zone included); else the
+    // nearest one that ends at most 16 x its size + 1 MiB below it (a pointer computed past the
+    // end of an argument, whose accesses are then reported relative to that argument); else none (-1).
     long find_region(uintptr_t p) const {
         long best = -1;
         for (size_t i = 0; i < regions_.size(); ++i) {
             const Region& r = regions_[i];
-            if (p >= r.base && p - r.base < r.bytes) return static_cast<long>(i);
+            if (p >= r.base && p - r.base < r.bytes + r.guard) return static_cast<long>(i);
             if (r.base <= p && (best < 0 || r.base > regions_[static_cast<size_t>(best)].base)) {
                 best = static_cast<long>(i);
             }
@@ -200,6 +212,8 @@ private:
     uint32_t block_num_;
     std::vector<Region> regions_;
     std::vector<std::atomic<uint32_t>> written_;
+    Bounds bounds_;
+    LaunchReport report_;
     std::atomic<bool> abort_{false};
     std::mutex mu_;
     std::atomic<bool> has_error_{false};
@@ -238,6 +252,8 @@ struct BlockContext {
     // AddDeqRelu; unset until the first SetDeqScale(half).
     uint16_t deq_scale = 0;
     bool deq_scale_set = false;
+    // report.h: what the block printed and the warnings it earned (handed to the launch at its end).
+    BlockReport report;
 };
 
 inline thread_local BlockContext* tls_block = nullptr;
@@ -250,6 +266,13 @@ inline BlockContext& enter() {
     }
     if (b->launch->aborting()) throw Aborted{};
     return *b;
+}
+
+// A warning about `operand` of `api`: `message()` makes its text, only for the first of its kind
+// in the block (a check in a loop stays cheap). Callers decide whether the policy allows going on.
+template <typename Message>
+void warn(BlockContext& b, const char* api, const char* operand, const Message& message) {
+    b.report.warn(api, operand, message);
 }
 
 // Hex for UB offsets and byte ranges in messages.

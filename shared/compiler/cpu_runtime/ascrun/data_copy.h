@@ -5,9 +5,10 @@
 // GM与UB高维切分数据搬运 / UBToUB高维切分数据搬运); DataCopyPad with DataCopyExtParams/DataCopyParams
 // (blockLen in bytes; GM-side gap in bytes, UB-side gap in 32-byte blocks; each UB row padded to 32
 // bytes with leftPadding/rightPadding elements and dummy data: GMToUB/UBToGM非对齐数据搬运).
-// Rules checked: UB addresses 32-byte aligned, GM addresses aligned to sizeof(T) (DataCopy),
-// count * sizeof(T) a multiple of 32 bytes (the hardware silently rounds the transfer down
-// otherwise), every byte inside the LocalTensor, the Unified Buffer and the GM tensor argument.
+// Rules checked: UB addresses 32-byte aligned, GM addresses aligned to sizeof(T) (DataCopy), every
+// byte inside the LocalTensor, the Unified Buffer and the GM tensor argument. The count forms move
+// count * sizeof(T) rounded down to a multiple of 32 bytes, as the reference defines (GM与UB连续数据
+// 搬运, UBToUB连续数据搬运), with a warning when that drops bytes.
 // Bytes the reference leaves undefined (pads without isPad) are filled with the UB poison byte.
 #pragma once
 
@@ -68,15 +69,19 @@ namespace copy {
 template <typename T>
 constexpr bool supported_v = is_element_v<T>;  // b8/b16/b32/b64 incl. half, bfloat16_t, double
 
-inline void check_block_multiple(const char* api, uint64_t count, size_t elem_bytes) {
-    const uint64_t bytes = count * elem_bytes;
-    if (bytes % 32 != 0) {
-        fault(format("%s: count %llu x %zu bytes = %llu bytes is not a multiple of 32 bytes (count * sizeof(T) must "
-                     "be 32-byte aligned; the hardware would silently move only %llu bytes; use DataCopyPad for "
-                     "other lengths)",
-                     api, static_cast<unsigned long long>(count), elem_bytes, static_cast<unsigned long long>(bytes),
-                     static_cast<unsigned long long>(bytes / 32 * 32)));
+// The elements a count form moves: count * elem_bytes rounded down to a multiple of 32 bytes.
+inline uint64_t moved_elements(BlockContext& b, const char* api, uint64_t count, size_t elem_bytes) {
+    const uint64_t bytes = count * elem_bytes, moved = bytes / 32 * 32;
+    if (moved != bytes) {
+        warn(b, api, "count", [&] {
+            return format("%s: count %llu x %zu bytes = %llu bytes is not a multiple of 32 bytes: moved %llu bytes "
+                          "(%llu elements), rounded down as the device does (DataCopyPad moves other lengths)",
+                          api, static_cast<unsigned long long>(count), elem_bytes,
+                          static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(moved),
+                          static_cast<unsigned long long>(moved / elem_bytes));
+        });
     }
+    return moved / elem_bytes;
 }
 
 inline uint64_t round_up_32(uint64_t v) { return (v + 31) / 32 * 32; }
@@ -185,11 +190,11 @@ void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint3
     static_assert(ascrun::copy::supported_v<T>, "DataCopy: unsupported element type");
     constexpr const char* api = "DataCopy(GM->UB)";
     ascrun::BlockContext& b = ascrun::enter();
-    ascrun::copy::check_block_multiple(api, count, sizeof(T));
-    if (count == 0) return;
-    auto* d = ascrun::ub_operand(b, api, "dst", dst, count);
-    const auto* s = src.ascrun_access(b, api, 0, count, false);
-    std::memcpy(static_cast<void*>(d), static_cast<const void*>(s), static_cast<size_t>(count) * sizeof(T));
+    const uint64_t n = ascrun::copy::moved_elements(b, api, count, sizeof(T));
+    if (n == 0) return;
+    auto* d = ascrun::ub_operand(b, api, "dst", dst, n);
+    const auto* s = src.ascrun_access(b, api, 0, n, false);
+    std::memcpy(static_cast<void*>(d), static_cast<const void*>(s), static_cast<size_t>(n) * sizeof(T));
 }
 
 // UB -> GM
@@ -198,11 +203,11 @@ void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint3
     static_assert(ascrun::copy::supported_v<T>, "DataCopy: unsupported element type");
     constexpr const char* api = "DataCopy(UB->GM)";
     ascrun::BlockContext& b = ascrun::enter();
-    ascrun::copy::check_block_multiple(api, count, sizeof(T));
-    if (count == 0) return;
-    const auto* s = ascrun::ub_operand(b, api, "src", src, count);
-    auto* d = dst.ascrun_access(b, api, 0, count, true);
-    std::memcpy(static_cast<void*>(d), static_cast<const void*>(s), static_cast<size_t>(count) * sizeof(T));
+    const uint64_t n = ascrun::copy::moved_elements(b, api, count, sizeof(T));
+    if (n == 0) return;
+    const auto* s = ascrun::ub_operand(b, api, "src", src, n);
+    auto* d = dst.ascrun_access(b, api, 0, n, true);
+    std::memcpy(static_cast<void*>(d), static_cast<const void*>(s), static_cast<size_t>(n) * sizeof(T));
 }
 
 // UB -> UB
@@ -211,12 +216,12 @@ void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32
     static_assert(ascrun::copy::supported_v<T>, "DataCopy: unsupported element type");
     constexpr const char* api = "DataCopy(UB->UB)";
     ascrun::BlockContext& b = ascrun::enter();
-    ascrun::copy::check_block_multiple(api, count, sizeof(T));
-    if (count == 0) return;
-    auto* d = ascrun::ub_operand(b, api, "dst", dst, count);
-    const auto* s = ascrun::ub_operand(b, api, "src", src, count);
+    const uint64_t n = ascrun::copy::moved_elements(b, api, count, sizeof(T));
+    if (n == 0) return;
+    auto* d = ascrun::ub_operand(b, api, "dst", dst, n);
+    const auto* s = ascrun::ub_operand(b, api, "src", src, n);
     if (d == s) return;
-    const uint64_t da = dst.ascrun_addr(), sa = src.ascrun_addr(), bytes = static_cast<uint64_t>(count) * sizeof(T);
+    const uint64_t da = dst.ascrun_addr(), sa = src.ascrun_addr(), bytes = n * sizeof(T);
     if (da < sa + bytes && sa < da + bytes) {
         ascrun::fault(ascrun::format("%s: dst range [%s, %s) overlaps src range [%s, %s)", api,
                                      ascrun::hex(da).c_str(), ascrun::hex(da + bytes).c_str(),

@@ -8,17 +8,31 @@
 //       int64 uint64 bool. Derived from the kernel's C++ type, e.g.
 //       "ptr:float32,ptr:float32,ptr:float32,int32,ptr:uint64".
 //
+//   extern "C" uint32_t ascrun_abi_version(void);
+//       kAbiVersion (2): the layout of the structs and calls below. Version 1 (no such function)
+//       had ascrun_launch(core_num, args, regions, n_regions, err, err_cap) and no guard_bytes.
+//
 //   extern "C" int ascrun_launch(uint32_t core_num, void** args, AscrunRegion* regions,
-//                                uint32_t n_regions, char* err, uint32_t err_cap);
+//                                uint32_t n_regions, uint32_t bounds, AscrunReport* report,
+//                                char* err, uint32_t err_cap);
 //       args[i] points at parameter i's value (for a pointer parameter: at a void* holding it).
 //       regions are the tensor arguments; the kernel's GM accesses must stay inside them, and on
 //       return regions[i].written is 1 if the kernel stored to region i, else 0.
+//       bounds: 0 ("fault") every out-of-range access faults; 1 ("warn") an access past the end of
+//       a region but inside the guard_bytes the caller allocated after it, or past a LocalTensor
+//       but inside the Unified Buffer, is a warning and happens (core.h Bounds).
 //       Runs blocks 0..core_num-1 (each on a thread with its own 192 KiB Unified Buffer), joins
 //       them and returns 0; or 1 with the first fault ("block N: ...") in err (NUL-terminated,
 //       truncated to err_cap bytes); or 2 with a message if the call itself is invalid.
+//       With 0 or 1, *report holds what the blocks printed (printf, DumpTensor: report.h, in block
+//       order, at most 4 MiB) and the warnings, one per line; both NUL-terminated, allocated by
+//       the runtime (NULL, 0 if empty) and released with ascrun_free_report.
+//
+//   extern "C" void ascrun_free_report(AscrunReport* report);
 #pragma once
 
 #include <cfenv>
+#include <cstdlib>
 #include <condition_variable>
 #include <initializer_list>
 #include <new>
@@ -32,8 +46,16 @@ extern "C" {
 struct AscrunRegion {
     void* base;
     uint64_t bytes;
+    uint64_t guard_bytes;  // bytes after it the caller allocated as a guard zone (bounds "warn"), else 0
     const char* name;
     uint32_t written;  // out: 1 if the kernel stored to this region
+};
+
+struct AscrunReport {  // out
+    char* log;
+    uint64_t log_bytes;
+    char* warnings;
+    uint64_t warnings_bytes;
 };
 }
 
@@ -43,6 +65,7 @@ namespace ascrun {
 namespace abi {
 
 constexpr uint32_t kMaxCoreNum = 65535;
+constexpr uint32_t kAbiVersion = 2;
 
 template <typename T>
 constexpr bool dependent_false_v = false;
@@ -182,6 +205,7 @@ void run_block(LaunchContext& lc, uint32_t idx, uint8_t* ub, const Body& body) n
     } catch (...) {
         report(lc, idx, "the kernel threw an unknown exception");
     }
+    lc.report().add(idx, ctx.report);  // what it printed up to its end or fault
     tls_block = nullptr;
     if (env_saved) std::fesetenv(&host_env);
 }
@@ -240,9 +264,28 @@ void run_blocks(LaunchContext& lc, const Body& body) {
     for (auto& t : threads) t.join();
 }
 
+// A NUL-terminated malloc'd copy (NULL if empty or out of memory), for AscrunReport.
+inline char* c_copy(const std::string& s, uint64_t* bytes) noexcept {
+    *bytes = 0;
+    if (s.empty()) return nullptr;
+    char* p = static_cast<char*>(std::malloc(s.size() + 1));
+    if (p == nullptr) return nullptr;
+    std::memcpy(p, s.c_str(), s.size() + 1);
+    *bytes = s.size();
+    return p;
+}
+
+inline void free_report(AscrunReport* report) noexcept {
+    if (report == nullptr) return;
+    std::free(report->log);
+    std::free(report->warnings);
+    *report = AscrunReport{nullptr, 0, nullptr, 0};
+}
+
 template <typename... A>
 int launch(void (*kernel)(A...), uint32_t core_num, void** args, AscrunRegion* regions, uint32_t n_regions,
-           char* err, uint32_t err_cap) noexcept {
+           uint32_t bounds, AscrunReport* report, char* err, uint32_t err_cap) noexcept {
+    if (report != nullptr) *report = AscrunReport{nullptr, 0, nullptr, 0};
     try {
         if (core_num == 0 || core_num > kMaxCoreNum) {
             return finish(err, err_cap, 2,
@@ -260,22 +303,31 @@ int launch(void (*kernel)(A...), uint32_t core_num, void** args, AscrunRegion* r
         if (n_regions > 0 && regions == nullptr) {
             return finish(err, err_cap, 2, format("ascrun_launch: regions is NULL but n_regions is %u", n_regions));
         }
+        if (bounds > static_cast<uint32_t>(Bounds::Warn)) {
+            return finish(err, err_cap, 2,
+                          format("ascrun_launch: bounds must be 0 (fault) or 1 (warn), got %u", bounds));
+        }
+        if (report == nullptr) return finish(err, err_cap, 2, "ascrun_launch: report is NULL");
         std::vector<Region> regs;
         regs.reserve(n_regions);
         for (uint32_t i = 0; i < n_regions; ++i) {
             const AscrunRegion& r = regions[i];
             const uintptr_t base = reinterpret_cast<uintptr_t>(r.base);
-            if ((base == 0 && r.bytes > 0) || base + r.bytes < base) {
+            const uint64_t span = r.bytes + r.guard_bytes;
+            if ((base == 0 && span > 0) || span < r.bytes || base + span < base) {
                 return finish(err, err_cap, 2, format("ascrun_launch: region %u has an invalid range", i));
             }
-            regs.push_back(Region{base, r.bytes, r.name != nullptr ? std::string(r.name) : format("#%u", i)});
+            regs.push_back(Region{base, r.bytes, r.name != nullptr ? std::string(r.name) : format("#%u", i),
+                                  r.guard_bytes});
         }
         const std::tuple<A...> values = load_args<A...>(args, std::index_sequence_for<A...>{});
 
-        LaunchContext lc(core_num, std::move(regs));
+        LaunchContext lc(core_num, std::move(regs), static_cast<Bounds>(bounds));
         run_blocks(lc, [&] { std::apply(kernel, values); });
 
         for (uint32_t i = 0; i < n_regions; ++i) regions[i].written = lc.written(i) ? 1u : 0u;
+        report->log = c_copy(lc.report().log(), &report->log_bytes);
+        report->warnings = c_copy(lc.report().warnings(), &report->warnings_bytes);
         if (lc.has_error()) {
             const std::string& e = lc.error();
             return finish(err, err_cap, 1, e.empty() ? "a block faulted (out of memory formatting the message)" : e.c_str());
@@ -297,8 +349,15 @@ int launch(void (*kernel)(A...), uint32_t core_num, void** args, AscrunRegion* r
     extern "C" __attribute__((visibility("default"))) const char* ascrun_signature(void) {               \
         return ::ascrun::abi::signature(&kernel);                                                        \
     }                                                                                                    \
+    extern "C" __attribute__((visibility("default"))) uint32_t ascrun_abi_version(void) {                \
+        return ::ascrun::abi::kAbiVersion;                                                               \
+    }                                                                                                    \
     extern "C" __attribute__((visibility("default"))) int ascrun_launch(                                 \
-        uint32_t core_num, void** args, AscrunRegion* regions, uint32_t n_regions, char* err,            \
-        uint32_t err_cap) {                                                                              \
-        return ::ascrun::abi::launch(&kernel, core_num, args, regions, n_regions, err, err_cap);         \
+        uint32_t core_num, void** args, AscrunRegion* regions, uint32_t n_regions, uint32_t bounds,      \
+        AscrunReport* report, char* err, uint32_t err_cap) {                                             \
+        return ::ascrun::abi::launch(&kernel, core_num, args, regions, n_regions, bounds, report, err,   \
+                                     err_cap);                                                           \
+    }                                                                                                    \
+    extern "C" __attribute__((visibility("default"))) void ascrun_free_report(AscrunReport* report) {    \
+        ::ascrun::abi::free_report(report);                                                              \
     }

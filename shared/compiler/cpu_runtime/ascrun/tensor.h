@@ -4,8 +4,11 @@
 // A LocalTensor is (position, byte offset in the UB, element count), never a host pointer: every
 // instruction resolves its operands through ub_operand(), which checks them once per instruction.
 // A GlobalTensor keeps its address as an integer (so out-of-range offsets are arithmetic, not C++
-// undefined behaviour) and the index of the launch region it belongs to; gm_operand() checks every
-// GM access against that one region.
+// undefined behaviour) and the index of the launch region it belongs to; ascrun_access() checks
+// every GM access against that one region.
+// Bounds policy (core.h Bounds): with "warn", an operand running past its LocalTensor but inside
+// the Unified Buffer, or past its tensor argument into the argument's guard zone, is a warning
+// and the access happens, as on the device; anything else out of range stays a fault.
 #pragma once
 
 #include "core.h"
@@ -68,6 +71,9 @@ inline const char* position_name(AscendC::TPosition p) {
         default: return "?";
     }
 }
+
+// Ends the warning of an operand past its LocalTensor, inside the Unified Buffer (bounds "warn").
+constexpr const char* kPastLocalTensor = " (bounds=warn: the Unified Buffer after it was accessed)";
 
 // The positions that live in the Unified Buffer (the only local memory the cpu target models).
 constexpr bool in_ub(AscendC::TPosition p) {
@@ -143,17 +149,19 @@ public:
         bound_ = true;
     }
 
-    // The sub-tensor starting `offset` elements in; the offset may not exceed the size.
+    // The sub-tensor starting `offset` elements in; the offset may not exceed the size (bounds
+    // "warn": it may, inside the Unified Buffer; the sub-tensor then has no elements of its own).
     LocalTensor operator[](const uint32_t offset) const {
         require_bound("operator[]");
-        if (offset > size_) {
+        const uint64_t addr = addr_ + static_cast<uint64_t>(offset) * sizeof(T);
+        if (offset > size_ && (!ascrun::enter().launch->warn_bounds() || addr > ascrun::kUbBytes)) {
             ascrun::fault(ascrun::format("LocalTensor<%s>[%u]: the offset is past the end of the tensor's %u elements "
                                          "(UB offset %s)",
                                          ascrun::TypeName<T>::c(), offset, size_, ascrun::hex(addr_).c_str()));
         }
         LocalTensor sub = *this;
-        sub.addr_ = addr_ + offset * static_cast<uint32_t>(sizeof(T));  // < kUbBytes: no overflow
-        sub.size_ = size_ - offset;
+        sub.addr_ = static_cast<uint32_t>(addr);  // <= kUbBytes
+        sub.size_ = offset > size_ ? 0 : size_ - offset;
         return sub;
     }
 
@@ -233,9 +241,14 @@ private:
         ascrun::BlockContext& b = ascrun::enter();
         require_bound(what);
         if (index >= size_) {
-            ascrun::fault(ascrun::format("LocalTensor<%s>::%s(%u): the index is outside the tensor's %u elements "
-                                         "(UB offset %s)",
-                                         ascrun::TypeName<T>::c(), what, index, size_, ascrun::hex(addr_).c_str()));
+            auto message = [&] {
+                return ascrun::format("LocalTensor<%s>::%s(%u): the index is outside the tensor's %u elements "
+                                      "(UB offset %s)",
+                                      ascrun::TypeName<T>::c(), what, index, size_, ascrun::hex(addr_).c_str());
+            };
+            const uint64_t end = addr_ + (static_cast<uint64_t>(index) + 1) * sizeof(T);
+            if (!b.launch->warn_bounds() || end > ascrun::kUbBytes) ascrun::fault(message());
+            ascrun::warn(b, what, "index", [&] { return message() + ascrun::kPastLocalTensor; });
         }
         return reinterpret_cast<ascrun::elem_t<T>*>(b.ub + addr_) + index;
     }
@@ -326,12 +339,25 @@ public:
         const uint64_t bytes = count * sizeof(T);
         const uint64_t off = static_cast<uint64_t>(addr - r.base);  // huge if below the base
         if (addr < r.base || off > r.bytes || bytes > r.bytes - off) {
-            const int64_t first = static_cast<int64_t>(addr - r.base) / static_cast<int64_t>(sizeof(T));
-            ascrun::fault(ascrun::format("%s: elements [%lld, %lld) of tensor argument '%s' are outside its %llu "
-                                         "elements",
-                                         api, static_cast<long long>(first),
-                                         static_cast<long long>(first + static_cast<int64_t>(count)), r.name.c_str(),
-                                         static_cast<unsigned long long>(r.bytes / sizeof(T))));
+            auto message = [&] {
+                const int64_t first = static_cast<int64_t>(addr - r.base) / static_cast<int64_t>(sizeof(T));
+                return ascrun::format("%s: elements [%lld, %lld) of tensor argument '%s' are outside its %llu elements",
+                                      api, static_cast<long long>(first),
+                                      static_cast<long long>(first + static_cast<int64_t>(count)), r.name.c_str(),
+                                      static_cast<unsigned long long>(r.bytes / sizeof(T)));
+            };
+            const uint64_t limit = r.bytes + r.guard;
+            const bool after = addr >= r.base;
+            if (!b.launch->warn_bounds() || !after) ascrun::fault(message());
+            if (off > limit || bytes > limit - off) {
+                ascrun::fault(message() + ascrun::format(" and past the %llu-byte guard zone after it (bounds=warn)",
+                                                         static_cast<unsigned long long>(r.guard)));
+            }
+            ascrun::warn(b, api, r.name.c_str(), [&] {
+                return message() + (write ? " (bounds=warn: the part past its end went to a guard zone, dropped after "
+                                            "the launch)"
+                                          : " (bounds=warn: the part past its end came from a guard zone)");
+            });
         }
         if (write) b.launch->mark_written(static_cast<size_t>(region_));
         return reinterpret_cast<ascrun::elem_t<T>*>(addr);
@@ -368,10 +394,16 @@ elem_t<T>* ub_operand(BlockContext& b, const char* api, const char* role, const 
                      api, role, position_name(t.ascrun_pos())));
     }
     const uint64_t addr = t.ascrun_addr();
-    const uint64_t end = addr + count * sizeof(T);
+    const uint64_t end = count > kUbBytes ? ~uint64_t(0) : addr + count * sizeof(T);  // no overflow
     if (count > t.GetSize()) {
-        fault(format("%s: %s: %llu elements from UB offset %s exceed the LocalTensor's %u elements", api, role,
-                     static_cast<unsigned long long>(count), hex(addr).c_str(), t.GetSize()));
+        auto message = [&] {
+            return format("%s: %s: %llu elements from UB offset %s exceed the LocalTensor's %u elements", api, role,
+                          static_cast<unsigned long long>(count), hex(addr).c_str(), t.GetSize());
+        };
+        if (!b.launch->warn_bounds()) fault(message());
+        if (end <= kUbBytes) {  // else the Unified Buffer check below faults
+            warn(b, api, role, [&] { return message() + kPastLocalTensor; });
+        }
     }
     if (end > kUbBytes) {
         fault(format("%s: %s LocalTensor range [%s, %s) is outside the Unified Buffer (%s bytes)", api, role,
