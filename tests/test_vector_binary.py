@@ -137,3 +137,9 @@ def test_count_form_without_set_mask_in_normal_mode_fails():
     with pytest.raises(ascrun.KernelError) as e:
         ascrun.run_local(vm.count_no_mask_kernel, 1, x, z, 256)
     assert "Adds: the count form with isSetMask = false takes its element count" in str(e.value)
+
+
+def test_counter_mode_count_beyond_2_to_32_fails():
+    # The bit form's mask[0] is the count in counter mode; a huge one must fault, not wrap the plan's offsets.
+    msg = _fails("add", np.float32, True, True, True, 2**40 + 5, 0, 1, 1, 1, 1, 8, 8, 8)
+    assert "block 0: Add<float>: counter-mode element count 1099511627781 is larger than ascrun supports" in msg

@@ -238,6 +238,10 @@ bool make_plan(BlockContext& b, const char* api, bool set_mask, Arg arg, uint64_
     if (b.counter_mode) {
         const uint64_t n = lo;
         if (n == 0) return false;
+        if (n > 0xffffffffu) {  // keeps every offset computed from it far inside 64 bits
+            fault(format("%s<%s>: counter-mode element count %llu is larger than ascrun supports (2^32 - 1)", api,
+                         TypeName<T>::c(), static_cast<unsigned long long>(n)));
+        }
         repeats = (n + per - 1) / per;
         prefix_bits(per, full_lo, full_hi);
         prefix_bits(n - (repeats - 1) * per, last_lo, last_hi);
