@@ -12,12 +12,13 @@ import uuid
 from typing import Any, Dict, Optional
 
 import httpx
+import tenacity
 
 from .args import HostArgs
-from .client import (DEFAULT_URL, POLL_S, RETRY_FIRST_DELAY_S, RETRY_MAX_DELAY_S, RETRY_STATUSES, TERMINAL,
-                     WAIT_MARGIN_S, Client)
+from .client import DEFAULT_URL, WAIT_MARGIN_S, Client
 from .compiler.errors import KernelError
-from .handle import launch_result, raise_failure
+from .handle import QueuedLaunch
+from .http import TERMINAL, checked, poll_waits, retry_policy, transport_error, wait_timeout
 from .result import LaunchResult
 
 
@@ -28,6 +29,7 @@ class AsyncClient:
                  retries: int = 6):
         self.url = (url or os.environ.get("ASCRUN_URL") or DEFAULT_URL).rstrip("/")
         self.retries, self._token = retries, token
+        self._retry = retry_policy(retries)
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.AsyncClient(base_url=self.url, headers=headers,
                                        timeout=httpx.Timeout(timeout, connect=10.0))
@@ -42,33 +44,12 @@ class AsyncClient:
         await self._http.aclose()
 
     async def _request(self, method: str, path: str, accept: tuple = (), **kwargs: Any) -> httpx.Response:
-        """As Client._request: retries connection failures and 502/503/504, then one KernelError."""
-        delay = RETRY_FIRST_DELAY_S
-        for attempt in range(self.retries + 1):
-            last = attempt == self.retries
-            try:
-                response = await self._http.request(method, path, **kwargs)
-            except httpx.TimeoutException:
-                raise KernelError(f"the ascrun service at {self.url} did not answer {method} {path} in time",
-                                  kind="timeout") from None
-            except httpx.TransportError as e:
-                if last:
-                    raise KernelError(f"cannot reach the ascrun service at {self.url}: {e.__class__.__name__}: "
-                                      f"{e}", kind="unavailable") from None
-            else:
-                if response.status_code not in RETRY_STATUSES or last:
-                    break
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, RETRY_MAX_DELAY_S)
-        if response.is_success or response.status_code in accept:
-            return response
+        """As Client._request: the same retry policy, then one KernelError."""
         try:
-            error = response.json()["error"]
-            kind, message = error["kind"], error["message"]
-        except (ValueError, KeyError, TypeError):
-            kind = "unavailable" if response.status_code >= 500 else "bad_request"
-            message = f"{method} {path} answered {response.status_code}: {response.text[:200]}"
-        raise KernelError(message, kind=kind)
+            response = await tenacity.AsyncRetrying(**self._retry)(self._http.request, method, path, **kwargs)
+        except httpx.TransportError as e:
+            raise transport_error(self.url, method, path, e) from None
+        return checked(response, accept, method, path)
 
     async def submit(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
                      timeout: Optional[float] = None, bounds: str = "fault") -> "AsyncLaunchHandle":
@@ -96,17 +77,13 @@ class AsyncClient:
 
     async def wait(self, job_id: str, timeout: float) -> Dict[str, Any]:
         """Long-poll until the job ends; KernelError kind timeout after `timeout` s."""
-        deadline = time.monotonic() + timeout
-        while True:
-            remaining = deadline - time.monotonic()
-            wait = max(0.0, min(POLL_S, remaining))
+        for wait, last in poll_waits(timeout):
             record = (await self._request("GET", f"/v1/jobs/{job_id}", params={"wait": f"{wait:.3f}"},
                                           timeout=wait + 30)).json()
             if record["status"] in TERMINAL:
                 return record
-            if remaining <= 0:
-                raise KernelError(f"job {job_id} did not end within {timeout:g} s (status {record['status']})",
-                                  kind="timeout")
+            if last:
+                raise wait_timeout(job_id, timeout, record)
 
     async def source(self, job_id: str) -> str:
         return (await self._request("GET", f"/v1/jobs/{job_id}/source")).text
@@ -117,33 +94,17 @@ class AsyncClient:
             return client.source(job_id)
 
 
-class AsyncLaunchHandle:
+class AsyncLaunchHandle(QueuedLaunch):
     """A queued launch: `id` at once, `await result(timeout)` as LaunchHandle.result."""
-
-    def __init__(self, client: AsyncClient, record: Dict[str, Any], host: HostArgs, started: float,
-                 upload_s: float, max_wait: float):
-        self._client, self._record, self._host = client, record, host
-        self._started, self._upload_s, self._max_wait = started, upload_s, max_wait
-        self._result: Optional[LaunchResult] = None
-
-    @property
-    def id(self) -> str:
-        return self._record["id"]
-
-    @property
-    def status(self) -> str:
-        return self._record["status"]
 
     async def result(self, timeout: Optional[float] = None) -> LaunchResult:
         if self._result is None:
             if self.status not in TERMINAL:
                 self._record = await self._client.wait(self.id, self._max_wait if timeout is None else timeout)
-            raise_failure(self._record)
-            download_start = time.perf_counter()
+            download_start = self.finished()
             refs = self._record["outputs"]
             blobs = await asyncio.gather(*(self._client._request("GET", f"/v1/blobs/{ref['blob']}")
                                            for ref in refs.values()))
-            self._result = launch_result(self._record, self._host, {n: b.content for n, b in zip(refs, blobs)},
-                                         self._upload_s, time.perf_counter() - download_start, self._started,
-                                         lambda: self._client._source_now(self.id))
+            self._result = self.written_back({n: b.content for n, b in zip(refs, blobs)}, download_start,
+                                             lambda: self._client._source_now(self.id))
         return self._result

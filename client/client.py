@@ -1,4 +1,4 @@
-"""Client: launch kernels on an ascrun service. Thin: httpx + numpy, no pyasc needed.
+"""Client: launch kernels on an ascrun service. Thin: httpx, tenacity and numpy, no pyasc needed.
 
     with ascrun.Client() as client:               # ASCRUN_URL, else http://127.0.0.1:8000
         result = client.launch(kernel, 8, x, y, z, n)
@@ -14,24 +14,21 @@ import uuid
 from typing import TYPE_CHECKING, Any, Callable, Dict, Optional
 
 import httpx
+import tenacity
 
 from .args import HostArgs, prepare
 from .compiler.bundle import collect
 from .compiler.errors import KernelError
 from .compiler.frontend import param_names
 from .compiler.pipeline import check_bounds
+from .http import POLL_S, TERMINAL, checked, poll_waits, retry_policy, transport_error, wait_timeout
 from .result import LaunchResult
 
 if TYPE_CHECKING:
     from .handle import LaunchHandle
 
 DEFAULT_URL = "http://127.0.0.1:8000"
-TERMINAL = ("finished", "failed", "timed_out")
-POLL_S = 25  # one long-poll request; below the server's cap and common proxy idle timeouts
 WAIT_MARGIN_S = 60  # beyond the job's own timeout, for queueing
-RETRY_STATUSES = (502, 503, 504)
-RETRY_FIRST_DELAY_S = 0.2
-RETRY_MAX_DELAY_S = 5.0
 
 
 class Client:
@@ -42,6 +39,7 @@ class Client:
                  retries: int = 6):
         self.url = (url or os.environ.get("ASCRUN_URL") or DEFAULT_URL).rstrip("/")
         self.retries = retries
+        self._retry = retry_policy(retries)
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.Client(base_url=self.url, headers=headers,
                                   timeout=httpx.Timeout(timeout, connect=10.0))
@@ -58,36 +56,13 @@ class Client:
     # -- HTTP, with every failure turned into one clear KernelError ---------------------------
 
     def _request(self, method: str, path: str, accept: tuple = (), **kwargs: Any) -> httpx.Response:
-        """The response, if it succeeded or its status is in `accept`; else KernelError.
-
-        Every call the client makes is idempotent (submissions carry an Idempotency-Key), so a
-        connection failure or a 502/503/504 is retried with exponential backoff."""
-        delay = RETRY_FIRST_DELAY_S
-        for attempt in range(self.retries + 1):
-            last = attempt == self.retries
-            try:
-                response = self._http.request(method, path, **kwargs)
-            except httpx.TimeoutException:
-                raise KernelError(f"the ascrun service at {self.url} did not answer {method} {path} in time",
-                                  kind="timeout") from None
-            except httpx.TransportError as e:
-                if last:
-                    raise KernelError(f"cannot reach the ascrun service at {self.url}: {e.__class__.__name__}: "
-                                      f"{e}", kind="unavailable") from None
-            else:
-                if response.status_code not in RETRY_STATUSES or last:
-                    break
-            time.sleep(delay)
-            delay = min(delay * 2, RETRY_MAX_DELAY_S)
-        if response.is_success or response.status_code in accept:
-            return response
+        """The response, if it succeeded or its status is in `accept`; else KernelError (retried
+        as http.retry_policy says first)."""
         try:
-            error = response.json()["error"]
-            kind, message = error["kind"], error["message"]
-        except (ValueError, KeyError, TypeError):
-            kind = "unavailable" if response.status_code >= 500 else "bad_request"
-            message = f"{method} {path} answered {response.status_code}: {response.text[:200]}"
-        raise KernelError(message, kind=kind)
+            response = tenacity.Retrying(**self._retry)(self._http.request, method, path, **kwargs)
+        except httpx.TransportError as e:
+            raise transport_error(self.url, method, path, e) from None
+        return checked(response, accept, method, path)
 
     # -- the launch ----------------------------------------------------------------------------
 
@@ -121,19 +96,19 @@ class Client:
         raise KernelError("the server kept asking for blobs that were just uploaded (are they expiring "
                           "immediately? check ASCRUN_BLOB_TTL)", kind="unavailable")
 
-    def wait(self, job_id: str, timeout: float) -> Dict[str, Any]:
-        """Long-poll until the job ends (no busy polling); KernelError kind timeout after `timeout` s."""
-        deadline = time.monotonic() + timeout
-        while True:
-            remaining = deadline - time.monotonic()
-            wait = max(0.0, min(POLL_S, remaining))
+    def wait(self, job_id: str, timeout: float, poll: float = POLL_S,
+             on_poll: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:
+        """Long-poll until the job ends (no busy polling) and return its record; KernelError kind
+        timeout after `timeout` s. `on_poll(record)` sees each record of a job still running."""
+        for wait, last in poll_waits(timeout, poll):
             record = self._request("GET", f"/v1/jobs/{job_id}", params={"wait": f"{wait:.3f}"},
                                    timeout=wait + 30).json()
             if record["status"] in TERMINAL:
                 return record
-            if remaining <= 0:
-                raise KernelError(f"job {job_id} did not end within {timeout:g} s (status {record['status']})",
-                                  kind="timeout")
+            if on_poll is not None:
+                on_poll(record)
+            if last:
+                raise wait_timeout(job_id, timeout, record)
 
     def source(self, job_id: str) -> str:
         return self._request("GET", f"/v1/jobs/{job_id}/source").text

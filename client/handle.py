@@ -12,8 +12,8 @@ from typing import Any, Callable, Dict, Iterator, Optional
 import numpy as np
 
 from .args import HostArgs
-from .client import POLL_S, TERMINAL
 from .compiler.errors import KernelError
+from .http import POLL_S, TERMINAL
 from .result import LaunchResult
 
 __tracebackhide__ = True  # pytest: a failed launch's traceback ends at the line that launched
@@ -56,24 +56,9 @@ def raise_failure(record: Dict[str, Any]) -> None:
                           warnings=record.get("warnings"))
 
 
-def launch_result(record: Dict[str, Any], host: HostArgs, outputs: Dict[str, bytes], upload_s: float,
-                  download_s: float, started: float, fetch_source: Callable[[], str]) -> LaunchResult:
-    """The LaunchResult of a finished job whose output blobs were downloaded; writes them back."""
-    arrays = {}
-    for name, ref in record["outputs"].items():
-        array = np.frombuffer(bytearray(outputs[name]), dtype=ref["dtype"]).reshape(ref["shape"])  # writable
-        host.write_back(name, array)
-        arrays[name] = array
-    timings = {k: v for k, v in record["timings"].items() if k != "total"}
-    timings.update(upload=upload_s, download=download_s, total=time.perf_counter() - started)
-    return LaunchResult(outputs=arrays, timings=timings, cache=record["cache"], ir_hash=record["ir_hash"],
-                        job_id=record["id"], log=record.get("log") or "", warnings=list(record.get("warnings") or []),
-                        _fetch_source=fetch_source)
-
-
-class LaunchHandle:
-    """A queued launch. `id` is the job's id; `result()` waits for it, copies its outputs into the
-    caller's arrays and returns the LaunchResult, or raises KernelError as `launch` would."""
+class QueuedLaunch:
+    """What LaunchHandle and AsyncLaunchHandle share: the job's record as last seen and the caller's
+    arrays its outputs go back into."""
 
     def __init__(self, client: Any, record: Dict[str, Any], host: HostArgs, started: float, upload_s: float,
                  max_wait: float):
@@ -95,6 +80,31 @@ class LaunchHandle:
         """The job's record (JobResult JSON) as last seen."""
         return self._record
 
+    def finished(self) -> float:
+        """Raises the job's failure as KernelError; else the time its download starts."""
+        raise_failure(self._record)
+        return time.perf_counter()
+
+    def written_back(self, outputs: Dict[str, bytes], download_start: float,
+                     fetch_source: Callable[[], str]) -> LaunchResult:
+        """The LaunchResult of the finished job whose output blobs were downloaded; writes them back."""
+        record, arrays = self._record, {}
+        for name, ref in record["outputs"].items():
+            array = np.frombuffer(bytearray(outputs[name]), dtype=ref["dtype"]).reshape(ref["shape"])  # writable
+            self._host.write_back(name, array)
+            arrays[name] = array
+        timings = {k: v for k, v in record["timings"].items() if k != "total"}
+        timings.update(upload=self._upload_s, download=time.perf_counter() - download_start,
+                       total=time.perf_counter() - self._started)
+        return LaunchResult(outputs=arrays, timings=timings, cache=record["cache"], ir_hash=record["ir_hash"],
+                            job_id=record["id"], log=record.get("log") or "",
+                            warnings=list(record.get("warnings") or []), _fetch_source=fetch_source)
+
+
+class LaunchHandle(QueuedLaunch):
+    """A queued launch. `id` is the job's id; `result()` waits for it, copies its outputs into the
+    caller's arrays and returns the LaunchResult, or raises KernelError as `launch` would."""
+
     def done(self, wait: float = 0) -> bool:
         """Whether the job has ended; asks the service, waiting up to `wait` s, unless already known."""
         if self.status not in TERMINAL:
@@ -108,20 +118,15 @@ class LaunchHandle:
         KernelError kind timeout if it does not (the job goes on). `on_status(handle)` is called
         after each poll; with it, polls are a second apart, so a display can follow the job."""
         if self._result is None:
-            timeout = self._max_wait if timeout is None else timeout
-            deadline = time.monotonic() + timeout
-            poll = STATUS_POLL_S if on_status else POLL_S
-            while not self.done(wait=max(0.0, min(poll, deadline - time.monotonic()))):
-                if on_status:
-                    on_status(self)
-                if time.monotonic() >= deadline:
-                    raise KernelError(f"job {self.id} did not end within {timeout:g} s (status {self.status})",
-                                      kind="timeout")
-            raise_failure(self._record)
-            download_start = time.perf_counter()
+            if self.status not in TERMINAL:
+                def seen(record: Dict[str, Any]) -> None:
+                    self._record = record
+                    if on_status:
+                        on_status(self)
+                self._record = self._client.wait(self.id, self._max_wait if timeout is None else timeout,
+                                                 poll=STATUS_POLL_S if on_status else POLL_S, on_poll=seen)
+            download_start = self.finished()
             outputs = {name: self._client._request("GET", f"/v1/blobs/{ref['blob']}").content
                        for name, ref in self._record["outputs"].items()}
-            self._result = launch_result(self._record, self._host, outputs, self._upload_s,
-                                         time.perf_counter() - download_start, self._started,
-                                         functools.partial(self._client.source, self.id))
+            self._result = self.written_back(outputs, download_start, functools.partial(self._client.source, self.id))
         return self._result

@@ -3,6 +3,7 @@
 Each test has its own Redis, server and worker, so what it breaks is its own."""
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -93,8 +94,13 @@ def test_redis_restart_gives_503_then_recovers_and_loses_no_job(pool):
         assert down.status_code == 503
         assert down.json()["error"]["kind"] == "unavailable"
         assert "Redis is unreachable" in down.json()["error"]["message"]
-        pool.redis = (start_redis(workdir, port)[0], url, workdir)
+        def restart():
+            pool.redis = (start_redis(workdir, port)[0], url, workdir)
+        comeback = threading.Timer(1.0, restart)
+        comeback.start()
+        # Polled while Redis is still away: the client retries the 503s with backoff until it is back.
         record = client.wait(job_id, 60)  # accepted before the restart: it still reaches an end
+        comeback.join()
         assert record["status"] in ("timed_out", "failed")
         assert httpx.get(f"{pool.url}/v1/health").status_code == 200
         _launch_ok(client)

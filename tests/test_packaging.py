@@ -1,4 +1,4 @@
-"""Packaging: the package-dir mapping works editable and as a wheel; bare ascrun needs only httpx + numpy."""
+"""Packaging: the package-dir mapping works editable and as a wheel; bare ascrun needs only httpx, numpy and tenacity."""
 import subprocess
 import sys
 import zipfile
@@ -50,4 +50,4 @@ def test_bare_wheel_imports_without_pyasc_or_fastapi(wheel, tmp_path):
     assert out.stdout.split("\n")[:2] == ["[]", "run_local AscrunError"]
     deps = subprocess.run([str(python), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True)
     installed = {line.split("==")[0].lower() for line in deps.stdout.split()}
-    assert {"httpx", "numpy", "ascrun"} <= installed and "pyasc" not in installed
+    assert {"httpx", "numpy", "tenacity", "ascrun"} <= installed and "pyasc" not in installed
