@@ -40,10 +40,10 @@ def test_queue_pipeline(tiles, tile):
     (2, "TQue<VECOUT, 1>::DeQue: the queue is empty (no EnQue before this DeQue)"),
     (3, "TQue<VECOUT, 1>::FreeTensor: the tensor at UB offset 0x0 was not allocated from this queue"),
     (4, "TQue<VECOUT, 1>::AllocTensor: all 2 buffers are in use (missing FreeTensor?)"),
-    (5, "Adds: src LocalTensor (UB offset 0x100) views a TQue buffer that was freed: used after FreeTensor, or after "
+    (5, "Adds: src LocalTensor (UB offset 0x0) views a TQue buffer that was freed: used after FreeTensor, or after "
         "its TPipe was reset or destroyed"),
-    (6, "TQue<VECIN, 2>::FreeTensor: the tensor's buffer (UB offset 0x100) was already freed (FreeTensor twice?)"),
-    (7, "LocalTensor<float>::GetValue(0): the tensor (UB offset 0x100) views a TQue buffer that was freed: used after "
+    (6, "TQue<VECIN, 2>::FreeTensor: the tensor's buffer (UB offset 0x0) was already freed (FreeTensor twice?)"),
+    (7, "LocalTensor<float>::GetValue(0): the tensor (UB offset 0x0) views a TQue buffer that was freed: used after "
         "FreeTensor, or after its TPipe was reset or destroyed"),
     (8, "TQue<VECOUT, 1>::FreeTensor: the tensor (UB offset 0x200) is still in the queue (DeQue it first)"),
     (9, "TQue<VECOUT, 1>::EnQue: the tensor (UB offset 0x200) is already in the queue"),
@@ -55,7 +55,7 @@ def test_queue_pipeline(tiles, tile):
          "after its TPipe was reset or destroyed"),
 ])
 def test_queue_misuse(mode, message):
-    # in_q: 2 x 256 bytes at 0x0 (the second at 0x100), out_q: 2 x 256 bytes at 0x200
+    # in_q: 2 x 256 bytes at 0x0 (the tile's tensor a in the first), out_q: 2 x 256 bytes at 0x200
     assert fails(mk.queue_kernel, *queue_args(mode)) == "block 0: " + message
 
 
@@ -144,11 +144,12 @@ def test_event_ids_and_buffer_rounding():
     assert z[20] == 32                          # 100 bytes round up to 128: 32 floats
 
 
-def test_eight_event_ids_and_the_whole_unified_buffer():
+def test_seven_event_ids_and_the_whole_unified_buffer():
     z = np.full(32, -1, np.int32)
-    ascrun.run_local(mk.pipe_kernel, 1, z, 8, 1, UB, 0)
-    assert z[:8].tolist() == list(range(8))
-    assert z[20] == UB // 4
+    ascrun.run_local(mk.pipe_kernel, 1, z, 7, 1, UB, 0)
+    assert z[:7].tolist() == list(range(7))
+    assert z[16:20].tolist() == [7, 0, 1, 1]   # the last free ID; after releasing 1, 1 again
+    assert z[20] == UB // 4                   # one VECIN buffer of the whole 192 KiB
 
 
 @pytest.mark.parametrize("args,message", [

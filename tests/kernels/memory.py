@@ -34,8 +34,10 @@ def queue_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, q: asc.GlobalAddres
             in_q.enque(b2)
             q_gm.set_value(6, in_q.vacant_in_que())
             q_gm.set_value(7, in_q.get_tensor_count_in_que())
+            a = in_q.deque(x.dtype)  # first in, first out
             b2 = in_q.deque(x.dtype)
             in_q.free_tensor(b2)
+            in_q.enque(a)
         if mode == 1:
             extra = out_q.alloc_tensor(x.dtype)
             out_q.enque(extra)
