@@ -22,5 +22,6 @@
 #include "ascrun/vec_gather.h"
 #include "ascrun/vec_brcb.h"
 #include "ascrun/tpipe.h"
+#include "ascrun/local_mem_allocator.h"
 #include "ascrun/debug.h"
 #include "ascrun/launch.h"

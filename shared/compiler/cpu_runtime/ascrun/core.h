@@ -79,6 +79,7 @@ constexpr uint8_t kUbPoison = 0xA5;        // fill of a fresh UB (the hardware l
 constexpr int32_t kEventIdCount = 8;       // SetFlag/WaitFlag event IDs 0..7
 constexpr uint32_t kHardEventCount = 35;   // values of AscendC::HardEvent
 constexpr uint32_t kMaxConcurrentBlocks = 64;
+constexpr uint32_t kPositionSlots = 32;    // > the values of AscendC::TPosition (tensor.h checks)
 
 // ---- faults ----------------------------------------------------------------------------------------
 
@@ -234,6 +235,18 @@ struct BlockContext {
     const void* pipe = nullptr;
     uint32_t pipe_generation = 0;  // bumped by every TPipe construction/Reset/Destroy
     uint32_t next_queue_id = 1;
+    // Which allocation each TQue buffer holds: buffer_serial[slot] is the serial of the AllocTensor
+    // whose tensor may use it, 0 while it is free. A LocalTensor from a queue carries (slot, serial),
+    // so a tensor used after FreeTensor (or after its TPipe's Reset) no longer matches. Slot 0: none.
+    std::vector<uint32_t> buffer_serial = std::vector<uint32_t>(1, 0);
+    uint32_t next_serial = 1;
+    // Tensors allocated and not freed, per TPosition, across its queues (at most 8 on Atlas A2/A3).
+    uint8_t allocated_on[kPositionSlots] = {};
+    // TPipe::AllocEventID: bit i of event_ids_allocated[e] is event ID i of HardEvent e, held until
+    // ReleaseEventID.
+    uint8_t event_ids_allocated[kHardEventCount] = {};
+    // local_mem_allocator.h: a LocalMemAllocator<Hardware::UB> exists (one at a time, never with a TPipe).
+    bool ub_allocator_live = false;
 
     // mask.h: the vector mask register and mode. Normal mode: bit i of (mask_hi:mask_lo) enables
     // element i of every repeat. Counter mode: mask_lo is the element count of the instruction.

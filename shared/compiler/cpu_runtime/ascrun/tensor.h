@@ -99,12 +99,29 @@ struct MayAlias<T, true> {
 template <typename T>
 using elem_t = typename MayAlias<T>::type;
 
-// Which TQue buffer a LocalTensor views (queue_id 0: none). Sub-tensors keep their parent's tag,
-// so EnQue/FreeTensor of tensor[offset] act on the parent buffer, as on the device.
+static_assert(static_cast<uint32_t>(AscendC::TPosition::MAX) < kPositionSlots, "BlockContext::allocated_on size");
+
+// Which TQue buffer a LocalTensor views (queue_id 0: none) and which allocation of it (slot and
+// serial: BlockContext::buffer_serial). Sub-tensors keep their parent's tag, so EnQue/FreeTensor of
+// tensor[offset] act on the parent buffer, as on the device.
 struct BufTag {
     uint32_t queue_id = 0;
     uint32_t index = 0;
+    uint32_t slot = 0;
+    uint32_t serial = 0;
 };
+
+[[noreturn]] __attribute__((cold, noinline)) inline void stale_buffer(const std::string& what, uint32_t addr) {
+    fault(format("%s (UB offset %s) views a TQue buffer that was freed: used after FreeTensor, or after its TPipe "
+                 "was reset or destroyed",
+                 what.c_str(), hex(addr).c_str()));
+}
+
+// A tensor from a queue may be used from AllocTensor (or DeQue) until its FreeTensor.
+template <typename Describe>
+inline void check_buffer_live(const BlockContext& b, BufTag tag, uint32_t addr, const Describe& describe) {
+    if (tag.slot != 0 && b.buffer_serial[tag.slot] != tag.serial) stale_buffer(describe(), addr);
+}
 
 }  // namespace ascrun
 
@@ -185,6 +202,39 @@ public:
         resize("SetBufferLen", dataLen / sizeof(T));
     }
 
+    // The UB byte address of the tensor (of its element `offset`): the device's physical address.
+    uint64_t GetPhyAddr() const { return GetPhyAddr(0); }
+    uint64_t GetPhyAddr(const uint32_t offset) const {
+        require_bound("GetPhyAddr");
+        return addr_ + static_cast<uint64_t>(offset) * sizeof(T);
+    }
+
+    // This tensor becomes the bytes of `src` from its element `offset` on (SetAddrWithOffset.md: the
+    // offset counts src's elements), viewed as T, within src's bytes, and keeps src's queue buffer.
+    template <typename S>
+    void SetAddrWithOffset(LocalTensor<S>& src, uint32_t offset) {
+        ascrun::enter();
+        src.require_bound("SetAddrWithOffset");
+        if (offset > src.size_) {
+            ascrun::fault(ascrun::format("LocalTensor<%s>::SetAddrWithOffset(LocalTensor<%s>, %u): the offset is past "
+                                         "the end of the source tensor's %u elements (UB offset %s)",
+                                         ascrun::TypeName<T>::c(), ascrun::TypeName<S>::c(), offset, src.size_,
+                                         ascrun::hex(src.addr_).c_str()));
+        }
+        const uint64_t start = src.addr_ + static_cast<uint64_t>(offset) * sizeof(S);
+        if (start % alignof(T) != 0) {
+            ascrun::fault(ascrun::format("LocalTensor<%s>::SetAddrWithOffset(LocalTensor<%s>, %u): UB offset %s is not "
+                                         "aligned to the %zu-byte %s",
+                                         ascrun::TypeName<T>::c(), ascrun::TypeName<S>::c(), offset,
+                                         ascrun::hex(start).c_str(), sizeof(T), ascrun::TypeName<T>::c()));
+        }
+        pos_ = src.pos_;
+        addr_ = static_cast<uint32_t>(start);
+        size_ = static_cast<uint32_t>((static_cast<uint64_t>(src.size_ - offset) * sizeof(S)) / sizeof(T));
+        bound_ = true;
+        tag_ = src.tag_;
+    }
+
     // The same bytes viewed as U elements (the size rounds down to whole U elements).
     template <typename U>
     LocalTensor<U> ReinterpretCast() const {
@@ -240,6 +290,9 @@ private:
     ascrun::elem_t<T>* element(const char* what, uint32_t index) const {
         ascrun::BlockContext& b = ascrun::enter();
         require_bound(what);
+        ascrun::check_buffer_live(b, tag_, addr_, [&] {
+            return ascrun::format("LocalTensor<%s>::%s(%u): the tensor", ascrun::TypeName<T>::c(), what, index);
+        });
         if (index >= size_) {
             auto message = [&] {
                 return ascrun::format("LocalTensor<%s>::%s(%u): the index is outside the tensor's %u elements "
@@ -415,6 +468,7 @@ elem_t<T>* ub_operand(BlockContext& b, const char* api, const char* role, const 
                      api, role, hex(addr).c_str(), align,
                      align == kUbAlign ? "Unified Buffer operands" : "this operand", align));
     }
+    check_buffer_live(b, t.ascrun_tag(), t.ascrun_addr(), [&] { return format("%s: %s LocalTensor", api, role); });
     return reinterpret_cast<elem_t<T>*>(b.ub + addr);
 }
 
