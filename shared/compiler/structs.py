@@ -107,9 +107,10 @@ def validate(defs: Definitions) -> None:
             if m.dtype is not None and m.dtype not in FIELD_CTYPES:
                 raise BundleRejected(f"{where} has dtype {m.dtype!r}: a struct Field takes one of "
                                      f"{', '.join(FIELD_CTYPES)}")
-            if m.struct is not None and (m.struct not in defs or m.ir_name is not None or m.enum is not None):
-                raise BundleRejected(f"{where} nests struct {m.struct!r}, which the bundle does not define"
-                                     if m.struct not in defs else f"{where}: a StructField has no name= or enum=")
+            if m.struct is not None and m.struct not in defs:
+                raise BundleRejected(f"{where} nests struct {m.struct!r}, which the bundle does not define")
+            if m.struct is not None and (m.ir_name is not None or m.enum is not None):
+                raise BundleRejected(f"{where}: a StructField has no name= or enum=")
             if m.ir_name is not None and not _IDENTIFIER.fullmatch(m.ir_name):
                 raise BundleRejected(f"{where}: name= {m.ir_name!r} is not an identifier")
             if m.enum is not None and not _CPP_TYPE.fullmatch(m.enum):
