@@ -1,21 +1,25 @@
-"""Launch arguments: the caller's arrays and scalars -> ArgSpecs + C-contiguous host buffers, and back."""
+"""Launch arguments: the caller's arrays, scalars and Structs -> ArgSpecs + C-contiguous host
+buffers (a Struct: its field values), and back."""
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
+from .compiler import structs
+from .compiler.bundle import KernelBundle, collect
 from .compiler.errors import KernelError
-from .compiler.frontend import ArgSpec
+from .compiler.frontend import ArgSpec, param_names
 
 
 @dataclass
 class HostArgs:
     specs: List[ArgSpec]
-    values: Dict[str, Any]  # parameter name -> C-contiguous ndarray or scalar
+    values: Dict[str, Any]  # parameter name -> C-contiguous ndarray, scalar or a struct's field values
     callers: Dict[str, Any] = field(default_factory=dict)  # tensor name -> the caller's own object
+    structs: Dict[str, structs.StructDef] = field(default_factory=dict)  # the Struct arguments' classes
 
     def write_back(self, name: str, data: np.ndarray) -> None:
         """Put `data` into the caller's tensor `name` in place (a no-op when it is the same memory)."""
@@ -46,6 +50,13 @@ def _as_array(name: str, value: Any) -> np.ndarray:
     return value
 
 
+def launch_args(kernel: Any, args: Sequence[Any]) -> Tuple[KernelBundle, HostArgs]:
+    """The kernel's bundle (with its Struct arguments' classes) and the launch's host arguments."""
+    bundle = collect(kernel)
+    host = prepare(param_names(bundle), args)
+    return bundle.with_structs(host.structs), host
+
+
 def prepare(names: Sequence[str], args: Sequence[Any]) -> HostArgs:
     if len(args) != len(names):
         raise KernelError(f"kernel takes {len(names)} arguments ({', '.join(names)}), got {len(args)}",
@@ -66,7 +77,12 @@ def prepare(names: Sequence[str], args: Sequence[Any]) -> HostArgs:
         elif isinstance(value, np.generic) and value.dtype.kind in "biuf":
             host.specs.append(ArgSpec("scalar", value.dtype.name, value.item()))
             host.values[name] = value.item()
+        elif structs.is_struct(value):
+            structs.describe(type(value), host.structs)
+            host.specs.append(ArgSpec("struct", type(value).__name__, structs.values_of(value)))
+            host.values[name] = host.specs[-1].value
         else:
             raise KernelError(f"argument '{name}' is a {type(value).__name__}: pass numpy arrays, torch CPU "
-                              "tensors, Python/numpy scalars or (for ConstExpr) strings", kind="bad_request")
+                              "tensors, Python/numpy scalars, pyasc Structs or (for ConstExpr) strings",
+                              kind="bad_request")
     return host

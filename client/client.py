@@ -16,10 +16,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Optional
 import httpx
 import tenacity
 
-from .args import HostArgs, prepare
-from .compiler.bundle import collect
+from .args import HostArgs, launch_args
 from .compiler.errors import KernelError
-from .compiler.frontend import param_names
 from .compiler.pipeline import check_bounds
 from .http import POLL_S, TERMINAL, checked, poll_waits, retry_policy, transport_error, wait_timeout
 from .result import LaunchResult
@@ -76,8 +74,8 @@ class Client:
                 digest = hashlib.sha256(data).hexdigest()
                 blobs[digest] = data
                 args.append({"kind": "tensor", "blob": digest, "dtype": spec.dtype, "shape": list(value.shape)})
-            else:
-                args.append({"kind": "scalar", "dtype": spec.dtype, "value": spec.value})
+            else:  # a scalar, or a struct's field values
+                args.append({"kind": spec.kind, "dtype": spec.dtype, "value": spec.value})
         return args, blobs
 
     def _submit(self, body: Dict[str, Any], blobs: Dict[str, bytes], wait: float) -> Dict[str, Any]:
@@ -117,8 +115,7 @@ class Client:
     def _job(cls, kernel: Any, core_num: int, args: Any, target: str, timeout: Optional[float], bounds: str):
         """The submission body, the blobs it refers to, and the caller's arguments."""
         check_bounds(bounds)
-        bundle = collect(kernel)
-        host = prepare(param_names(bundle), args)
+        bundle, host = launch_args(kernel, args)
         arg_json, blobs = cls._arguments(host)
         body = {"bundle": bundle.to_json(), "core_num": core_num, "target": target, "args": arg_json}
         if timeout is not None:

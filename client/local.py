@@ -4,11 +4,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .args import prepare
+from .args import launch_args
 from .compiler import pipeline
-from .compiler.bundle import collect
 from .compiler.cache import DiskCache
-from .compiler.frontend import param_names
 from .result import LaunchResult
 
 
@@ -23,8 +21,7 @@ def run_local(kernel: Any, core_num: int, *args: Any, target: str = "cpu", bound
     """
     start = time.perf_counter()
     pipeline.check_bounds(bounds)
-    bundle = collect(kernel)
-    host = prepare(param_names(bundle), args)
+    bundle, host = launch_args(kernel, args)
     chosen = pipeline.get_target(target)
     cache = DiskCache.default()
     built = pipeline.build(bundle, host.specs, chosen, frontend_cache=cache, artifact_cache=cache)

@@ -1,10 +1,13 @@
 """The HTTP API's JSON shapes (pydantic), as the OpenAPI docs show them."""
 from __future__ import annotations
 
-from typing import Annotated, Dict, List, Literal, Optional, Union
+from typing import Annotated, Any, Dict, List, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
+from ..compiler import structs
+from ..compiler.errors import BundleRejected, KernelError
 from ..compiler.pipeline import BOUNDS, TARGETS
 
 Digest = str  # lowercase hex sha256
@@ -24,11 +27,28 @@ class BundleFunction(Strict):
     lineno: int = Field(ge=1)
 
 
+class StructMember(Strict):
+    """A Field (`dtype`, and its `name=`/`enum=` as `ir_name`/`enum` if given) or a StructField
+    (`struct`: the nested struct's name)."""
+    name: str = Field(max_length=256)
+    dtype: Optional[Literal[tuple(structs.FIELD_CTYPES)]] = None  # type: ignore[valid-type]
+    struct: Optional[str] = Field(default=None, max_length=256)
+    ir_name: Optional[str] = Field(default=None, max_length=256)
+    enum: Optional[str] = Field(default=None, max_length=256)
+
+
+class StructDefinition(Strict):
+    """A pyasc Struct class: its `pack` and its fields in order."""
+    pack: int
+    fields: List[StructMember] = Field(min_length=1, max_length=structs.MAX_FIELDS)
+
+
 class Bundle(Strict):
     entry: str = Field(max_length=256)
     functions: List[BundleFunction] = Field(min_length=1)
     constants: Dict[str, str] = {}
     modules: Dict[str, str] = {}
+    structs: Dict[str, StructDefinition] = {}
 
 
 class TensorArg(Strict):
@@ -44,7 +64,15 @@ class ScalarArg(Strict):
     value: Union[bool, int, float, str]
 
 
-LaunchArg = Annotated[Union[TensorArg, ScalarArg], Field(discriminator="kind")]
+class StructArg(Strict):
+    """A pyasc Struct: `dtype` names one of the bundle's structs, `value` holds every field's value
+    (a nested struct's as an object)."""
+    kind: Literal["struct"]
+    dtype: str = Field(max_length=256)
+    value: Dict[str, Any]
+
+
+LaunchArg = Annotated[Union[TensorArg, ScalarArg, StructArg], Field(discriminator="kind")]
 
 
 class JobRequest(Strict):
@@ -57,6 +85,30 @@ class JobRequest(Strict):
     bounds: Literal[BOUNDS] = Field(default="fault", description=(  # type: ignore[valid-type]
         "fault: an access out of its operand stops the launch; warn: one the device would perform (past a "
         "tensor argument into a guard zone, past a LocalTensor inside the Unified Buffer) is a warning"))
+
+    @field_validator("args")
+    @classmethod
+    def _struct_values(cls, args: List[Any], info: Any) -> List[Any]:
+        """Each struct argument names a struct of the bundle and gives each field a value of its
+        dtype (the worker would otherwise pack a wrapped or truncated value)."""
+        bundle = info.data.get("bundle")
+        struct_args = [(i, a) for i, a in enumerate(args) if a.kind == "struct"]
+        if bundle is None or not struct_args:
+            return args
+        try:
+            defs = structs.definitions_from_json({n: d.model_dump() for n, d in bundle.structs.items()})
+        except BundleRejected as e:
+            raise PydanticCustomError("struct_definition", str(e)) from None
+        for i, arg in struct_args:
+            if arg.dtype not in defs:
+                raise PydanticCustomError("struct_argument", "argument {index} is a struct {name}, which the bundle "
+                                          "does not define", {"index": i, "name": arg.dtype})
+            try:
+                structs.check_value(defs, arg.dtype, arg.value)
+            except KernelError as e:
+                raise PydanticCustomError("struct_argument", "argument {index}: {problem}",
+                                          {"index": i, "problem": str(e)}) from None
+        return args
 
 
 class ErrorInfo(BaseModel):

@@ -96,8 +96,9 @@ def test_without_pyasc_the_standin_runs_scripts_and_tests(bare_python, service, 
 
 
 @pytest.mark.parametrize("source, message", [
-    ("import asc\nfrom asc.language.core.struct import Struct\n",
-     "asc.language is not part of ascrun's stand-in for pyasc (pyasc is not installed here): install pyasc to use it"),
+    ("import asc\nfrom asc.language.basic import vec_binary\n",
+     "asc.language.basic is not part of ascrun's stand-in for pyasc (pyasc is not installed here): install pyasc to "
+     "use it"),
     ("from asc.lib.runtime import CoreType\n",
      "cannot import name 'CoreType' from 'asc.lib.runtime': it is not part of ascrun's stand-in for pyasc (pyasc is "
      "not installed here): install pyasc to use it"),

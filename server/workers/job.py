@@ -38,8 +38,8 @@ def _inputs(store: JobStore, tenant: str, bundle: KernelBundle, args: List[Dict[
             array = np.frombuffer(bytearray(data), dtype=arg["dtype"]).reshape(arg["shape"])
             specs.append(ArgSpec("tensor", array.dtype.name))
             values[name] = array
-        else:
-            specs.append(ArgSpec("scalar", arg["dtype"], arg["value"]))
+        else:  # a scalar, or a struct's field values (checked against the bundle by the API)
+            specs.append(ArgSpec(arg["kind"], arg["dtype"], arg["value"]))
             values[name] = arg["value"]
     return specs, values
 

@@ -2,7 +2,8 @@
 
 A bundle is what travels from the author's machine to a worker. It is plain data (JSON), and
 it is checked with `ast` before anything in it executes: only decorated function definitions,
-literal constants and references to the `asc` package are allowed.
+literal constants, references to the `asc` package and Struct definitions (structs.py: data,
+rebuilt with pyasc's own classes) are allowed.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import types
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, Mapping, Tuple
 
+from . import structs as struct_defs
 from .errors import BundleRejected
 
 # The package a kernel may reference by module; everything else must be a literal constant.
@@ -46,20 +48,34 @@ class KernelFunction:
 
 @dataclass(frozen=True)
 class KernelBundle:
-    """The kernel `entry`, every @asc.jit function it reaches, constants (as Python literals)
-    and module aliases (local name -> module name inside the asc package)."""
+    """The kernel `entry`, every @asc.jit function it reaches, constants (as Python literals),
+    module aliases (local name -> module name inside the asc package) and the Struct classes the
+    kernels name or the arguments are (by class name, with the ones they nest)."""
     entry: str
     functions: Tuple[KernelFunction, ...]
     constants: Tuple[Tuple[str, str], ...]
     modules: Tuple[Tuple[str, str], ...]
+    structs: Tuple[Tuple[str, struct_defs.StructDef], ...] = ()
 
     def to_json(self) -> Dict[str, Any]:
-        return {
+        data = {
             "entry": self.entry,
             "functions": [f.to_json() for f in self.functions],
             "constants": dict(self.constants),
             "modules": dict(self.modules),
         }
+        if self.structs:  # absent otherwise: a bundle without structs keeps its digest and older servers' schema
+            data["structs"] = {name: d.to_json() for name, d in self.structs}
+        return data
+
+    def with_structs(self, defs: Mapping[str, struct_defs.StructDef]) -> "KernelBundle":
+        """This bundle with the definitions of the Struct classes of the launch's arguments too."""
+        merged = dict(self.structs)
+        for name, d in defs.items():
+            if merged.setdefault(name, d) != d:
+                raise BundleRejected(f"two different Struct classes are named '{name}': the kernel's C++ declares "
+                                     "structs by class name, rename one")
+        return KernelBundle(self.entry, self.functions, self.constants, self.modules, tuple(sorted(merged.items())))
 
     @classmethod
     def from_json(cls, data: Any) -> "KernelBundle":
@@ -67,11 +83,13 @@ class KernelBundle:
             functions = tuple(
                 KernelFunction(str(f["name"]), str(f["source"]), str(f["filename"]), int(f["lineno"]))
                 for f in data["functions"])
-            return cls(str(data["entry"]), tuple(sorted(functions, key=lambda f: f.name)),
-                       tuple(sorted((str(k), str(v)) for k, v in data["constants"].items())),
-                       tuple(sorted((str(k), str(v)) for k, v in data["modules"].items())))
+            constants = tuple(sorted((str(k), str(v)) for k, v in data["constants"].items()))
+            modules = tuple(sorted((str(k), str(v)) for k, v in data["modules"].items()))
+            structs = data.get("structs") or {}
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise BundleRejected(f"malformed kernel bundle: {e.__class__.__name__}: {e}") from None
+        return cls(str(data["entry"]), tuple(sorted(functions, key=lambda f: f.name)), constants, modules,
+                   tuple(sorted(struct_defs.definitions_from_json(structs).items())))
 
     @property
     def digest(self) -> str:
@@ -133,6 +151,7 @@ def collect(kernel: Any) -> KernelBundle:
     functions: Dict[str, KernelFunction] = {}
     constants: Dict[str, Tuple[str, str]] = {}  # name -> (literal, function that read it)
     modules: Dict[str, str] = {}
+    structs: Dict[str, struct_defs.StructDef] = {}
     pending = [entry_fn]
     while pending:
         fn = pending.pop()
@@ -163,6 +182,11 @@ def collect(kernel: Any) -> KernelBundle:
                     raise BundleRejected(f"kernel calls '{name}' {where}, an alias of '{value.fn.__name__}': "
                                          "call @asc.jit functions by their own name")
                 pending.append(value.fn)
+            elif struct_defs.is_struct_class(value):
+                if value.__name__ != name:
+                    raise BundleRejected(f"kernel reads '{name}' {where}, an alias of Struct '{value.__name__}': "
+                                         "name Struct classes by their own name (the kernel's C++ does)")
+                struct_defs.describe(value, structs)
             elif _is_literal_constant(value):
                 literal = repr(value)
                 previous = constants.setdefault(name, (literal, fn.__name__))
@@ -172,9 +196,9 @@ def collect(kernel: Any) -> KernelBundle:
             else:
                 kind = f"{type(value).__module__}.{type(value).__qualname__}"
                 raise BundleRejected(f"kernel reads global '{name}' {where}, a {kind}: kernels may read only "
-                                     "int, float, bool, str, None or tuples of these, @asc.jit functions and "
-                                     "the asc package")
-    clash = set(functions) & (set(constants) | set(modules))
+                                     "int, float, bool, str, None or tuples of these, @asc.jit functions, "
+                                     "Struct classes and the asc package")
+    clash = set(functions) & (set(constants) | set(modules) | set(structs))
     if clash:
         raise BundleRejected(f"name(s) {sorted(clash)} mean both a kernel function and a global")
     return KernelBundle(
@@ -182,6 +206,7 @@ def collect(kernel: Any) -> KernelBundle:
         functions=tuple(sorted(functions.values(), key=lambda f: f.name)),
         constants=tuple(sorted((k, v[0]) for k, v in constants.items())),
         modules=tuple(sorted(modules.items())),
+        structs=tuple(sorted(structs.items())),
     )
 
 
@@ -254,6 +279,11 @@ def _validate_digest(digest: str, bundle: KernelBundle) -> None:
         if not _is_literal_constant(value):
             raise BundleRejected(f"constant '{name}' is a {type(value).__name__}: only int, float, bool, str, "
                                  "None and tuples of these are allowed")
+    struct_defs.validate(dict(bundle.structs))
+    globals_ = [n for n, _ in bundle.constants] + [n for n, _ in bundle.modules] + [n for n, _ in bundle.structs]
+    clash = sorted(set(names) & set(globals_) | {n for n in globals_ if globals_.count(n) > 1})
+    if clash:
+        raise BundleRejected(f"name(s) {clash} are defined twice in the bundle")
     for fn in bundle.functions:
         _validate_function(fn, asc_names)
     _validate_names_and_calls(bundle)
@@ -263,7 +293,8 @@ def _validate_names_and_calls(bundle: KernelBundle) -> None:
     """Every name a kernel reads is defined by the bundle, and no kernel calls itself (pyasc
     inlines calls, so recursion would never end)."""
     functions = {f.name for f in bundle.functions}
-    defined = functions | {n for n, _ in bundle.constants} | {n for n, _ in bundle.modules} | set(KERNEL_BUILTINS)
+    defined = (functions | {n for n, _ in bundle.constants} | {n for n, _ in bundle.modules}
+               | {n for n, _ in bundle.structs} | set(KERNEL_BUILTINS))
     calls: Dict[str, set] = {}
     for fn in bundle.functions:
         tree = ast.parse(fn.source).body[0]
@@ -369,6 +400,8 @@ def define(bundle: KernelBundle, import_module: Callable[[str], types.ModuleType
         _check_reach(fn, {alias: namespace[alias] for alias, _ in bundle.modules})
     for name, literal in bundle.constants:
         namespace[name] = ast.literal_eval(literal)
+    if bundle.structs:
+        namespace.update(struct_defs.define(dict(bundle.structs), import_module))
     for fn in bundle.functions:
         # pyasc reads kernel sources with inspect.getsource: register each function under a
         # name of its own, padded so that line numbers match the author's file.

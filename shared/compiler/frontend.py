@@ -16,6 +16,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Dict, List, Sequence, Tuple
 
+from . import structs
 from .bundle import KernelBundle, define
 from .errors import BundleRejected, CompileError, KernelError
 
@@ -28,7 +29,9 @@ class ArgSpec:
 
     kind "tensor": `dtype` is a numpy dtype name. kind "scalar": `dtype` is int/float/bool (a
     Python scalar) or a numpy scalar dtype name, `value` its value (it specializes the kernel
-    only for ConstExpr parameters).
+    only for ConstExpr parameters). kind "struct": `dtype` is the Struct class's name (one of the
+    bundle's structs), `value` its field values (structs.py); like pyasc, only the class
+    specializes the kernel, the values are runtime data.
     """
     kind: str
     dtype: str
@@ -36,7 +39,7 @@ class ArgSpec:
 
     def to_json(self) -> Dict[str, Any]:
         data = {"kind": self.kind, "dtype": self.dtype}
-        if self.kind == "scalar":
+        if self.kind != "tensor":
             data["value"] = self.value
         return data
 
@@ -46,7 +49,8 @@ class FrontendResult:
     """pyasc's output for one specialization of a kernel.
 
     `params` are the kernel's runtime (non-ConstExpr) parameters in order, each
-    {"name", "kind": "tensor"|"scalar", "dtype"}; `kernel_args` is pyasc's list of the
+    {"name", "kind": "tensor"|"scalar"|"struct", "dtype"} (a struct's also "structs": the
+    definitions of it and what it nests, structs.py JSON); `kernel_args` is pyasc's list of the
     generated function's arguments ("explicit" for each runtime parameter, then extras such
     as "ffts_addr").
     """
@@ -65,6 +69,14 @@ class FrontendResult:
     def from_json(cls, data: Dict[str, Any]) -> "FrontendResult":
         return cls(data["kernel_name"], data["ir"], data["source"], data["ir_hash"],
                    tuple(data["params"]), tuple(data["kernel_args"]))
+
+
+def _param(name: str, spec: Dict[str, Any], defs: structs.Definitions) -> Dict[str, Any]:
+    """A runtime parameter as the runner needs it; a struct's carries the definitions to pack it."""
+    param = {"name": name, "kind": spec["kind"], "dtype": spec["dtype"]}
+    if spec["kind"] == "struct":
+        param["structs"] = {n: d.to_json() for n, d in structs.reachable(defs, spec["dtype"]).items()}
+    return param
 
 
 @functools.lru_cache(maxsize=1024)
@@ -113,7 +125,7 @@ def specialization(bundle: KernelBundle, args: Sequence[ArgSpec]) -> Dict[str, A
         if name in constexprs:
             if arg.kind != "scalar":
                 raise CompileError(f"argument '{name}' of '{bundle.entry}' is a ConstExpr: pass a Python scalar, "
-                                   f"not a tensor")
+                                   f"not a {arg.kind}")
             entry["value"] = arg.value
         spec[name] = entry
     return spec
@@ -175,9 +187,12 @@ def ir_hash(ir_text: str) -> str:
 _PYASC_LOCK = threading.Lock()
 
 
-def _mock_arg(asc_jit, dtype_cls, arg: ArgSpec) -> Any:
+def _mock_arg(asc_jit, dtype_cls, namespace: Dict[str, Any], defs: structs.Definitions, arg: ArgSpec) -> Any:
     if arg.kind == "tensor":
         return asc_jit.MockTensor(dtype_cls(arg.dtype))
+    if arg.kind == "struct":  # pyasc specializes on the class; the instance makes it recognise one
+        structs.check_value(defs, arg.dtype, arg.value)
+        return structs.instance(namespace[arg.dtype], defs, arg.value)
     if arg.dtype in SCALAR_TYPES:
         return {"int": int, "float": float, "bool": bool}[arg.dtype](arg.value)
     import numpy as np
@@ -224,8 +239,15 @@ def run(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any] |
     if not isinstance(kernel, asc_jit.JITFunction):
         raise BundleRejected(f"'{bundle.entry}' is not an @asc.jit function")
     spec_args = specialization(bundle, args)  # checks the argument count
+    defs = dict(bundle.structs)
+    for name, arg in zip(param_names(bundle), args):
+        if arg.kind == "struct":
+            if arg.dtype not in defs:
+                raise KernelError(f"argument '{name}' is a struct {arg.dtype}, which the kernel bundle does not "
+                                  "define", kind="bad_request")
+            structs.check_layout(defs, arg.dtype)
     try:
-        values = [_mock_arg(asc_jit, DataType, a) for a in args]
+        values = [_mock_arg(asc_jit, DataType, namespace, defs, a) for a in args]
     except (TypeError, ValueError) as e:
         raise CompileError(f"unsupported argument type for '{bundle.entry}': {e}") from None
     try:
@@ -260,7 +282,6 @@ def run(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any] |
         except Exception as e:
             raise CompileError(f"pyasc's pass pipeline failed for '{bundle.entry}': {e}") from None
 
-    params = tuple({"name": name, "kind": spec_args[name]["kind"], "dtype": spec_args[name]["dtype"]}
-                   for name in runtime_args)
+    params = tuple(_param(name, spec_args[name], defs) for name in runtime_args)
     return FrontendResult(kernel_name=kernel.fn.__name__, ir=ir_text, source=source, ir_hash=ir_hash(ir_text),
                           params=params, kernel_args=kernel_args)

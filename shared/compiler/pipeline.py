@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Sequence
 
-from . import frontend
+from . import frontend, structs
 from .bundle import KernelBundle
 from .cache import Cache
 from .errors import KernelError
@@ -96,7 +96,9 @@ def build(bundle: KernelBundle, args: Sequence[ArgSpec], target: Target, fronten
 def run(built: Build, target: Target, core_num: int, arguments: Dict[str, Any], bounds: str = "fault") -> RunResult:
     """Launch a build; `arguments` maps every kernel parameter name to its value (tensors as
     C-contiguous ndarrays). ConstExpr values were compiled in, so only runtime ones are passed.
-    `bounds` ("fault" or "warn", runner.py) is a launch option: the artifact does not depend on it."""
-    values = [arguments[p["name"]] for p in built.frontend.params]
+    `bounds` ("fault" or "warn", runner.py) is a launch option: the artifact does not depend on it.
+    A struct's value is its field values (structs.py), sent as the bytes pyasc's launcher packs."""
+    values = [structs.pack(structs.definitions_from_json(p["structs"]), p["dtype"], arguments[p["name"]])
+              if p["kind"] == "struct" else arguments[p["name"]] for p in built.frontend.params]
     return target.runner.run(built.artifact, core_num, built.frontend.params, built.frontend.kernel_args, values,
                              bounds=bounds)

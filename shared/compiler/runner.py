@@ -115,7 +115,7 @@ class CpuRunner:
     def run(self, artifact: bytes, core_num: int, params: Sequence[Dict[str, str]], kernel_args: Sequence[str],
             values: Sequence[Any], bounds: str = "fault") -> RunResult:
         """Launch with `values` for the runtime `params` (tensors as C-contiguous ndarrays, written
-        in place). A fault raises KernelRuntimeError carrying the log and warnings up to it."""
+        in place; structs as their packed bytes). A fault raises KernelRuntimeError carrying the log and warnings up to it."""
         if not isinstance(core_num, int) or not 1 <= core_num <= MAX_CORE_NUM:
             raise KernelRuntimeError(f"core_num must be an integer from 1 to {MAX_CORE_NUM}, got {core_num!r}")
         bounds_code = check_bounds(bounds)
@@ -142,7 +142,7 @@ class CpuRunner:
                         copy = copies[key] = _with_guard(value)
                     guarded[param["name"]] = (value, copy)
                     value, guard = copy[:value.nbytes].view(value.dtype).reshape(value.shape), GUARD_BYTES
-                cell = self._argument(param, value, code, regions, names, guard)
+                cell = self._argument(param, value, code, regions, names, guard, keep)
             elif kind == "ffts_addr":
                 # The FFTS base address matters only for cross-core sync on a device.
                 ffts = (ctypes.c_uint64 * 1)(0)
@@ -175,8 +175,8 @@ class CpuRunner:
         return RunResult(written=written, seconds=seconds, log=log, warnings=warnings)
 
     @staticmethod
-    def _argument(param: Dict[str, str], value: Any, code: str, regions: List[AscrunRegion],
-                  names: List[str], guard: int) -> ctypes._SimpleCData:
+    def _argument(param: Dict[str, Any], value: Any, code: str, regions: List[AscrunRegion],
+                  names: List[str], guard: int, keep: List[Any]) -> ctypes._SimpleCData:
         name = param["name"]
         if param["kind"] == "tensor":
             if not isinstance(value, np.ndarray) or not value.flags.c_contiguous:
@@ -186,6 +186,18 @@ class CpuRunner:
             regions.append(AscrunRegion(value.ctypes.data, value.nbytes, guard, name.encode(), 0))
             names.append(name)
             return ctypes.c_void_p(value.ctypes.data)
+        if param["kind"] == "struct":
+            # the kernel takes `__gm__ S*` and copies sizeof(S) bytes from it (pyasc's copy_struct)
+            size = int(code.split(":")[2]) if code.startswith("ptr:struct:") else None
+            if size is None:
+                raise KernelRuntimeError(f"struct argument '{name}' ({param['dtype']}): the kernel takes {code}, "
+                                         "not a struct")
+            if size != len(value):
+                raise KernelRuntimeError(f"struct argument '{name}' ({param['dtype']}) packs to {len(value)} bytes, "
+                                         f"but the kernel's C++ struct is {size} bytes")
+            data = ctypes.create_string_buffer(value, len(value))
+            keep.append(data)
+            return ctypes.c_void_p(ctypes.addressof(data))
         ctype = _SCALAR_CTYPES.get(code)
         if ctype is None:
             raise KernelRuntimeError(f"scalar argument '{name}' has C type {code}, unsupported on the cpu target")

@@ -6,7 +6,9 @@
 //       One code per kernel parameter, comma-separated: "ptr:<dtype>" for a pointer, "<dtype>" for
 //       a scalar; dtype is float32 float16 bfloat16 float64 int8 uint8 int16 uint16 int32 uint32
 //       int64 uint64 bool. Derived from the kernel's C++ type, e.g.
-//       "ptr:float32,ptr:float32,ptr:float32,int32,ptr:uint64".
+//       "ptr:float32,ptr:float32,ptr:float32,int32,ptr:uint64". A pointer to a struct (a pyasc
+//       Struct parameter, which the kernel copies from GM byte by byte) is
+//       "ptr:struct:<sizeof>:<alignof>"; its args[i] points at a void* to that many bytes.
 //
 //   extern "C" uint32_t ascrun_abi_version(void);
 //       kAbiVersion (2): the layout of the structs and calls below. Version 1 (no such function)
@@ -100,7 +102,13 @@ const char* dtype_code() {
 template <typename T>
 std::string param_code() {
     if constexpr (std::is_pointer<T>::value) {
-        return std::string("ptr:") + dtype_code<typename std::remove_pointer<T>::type>();
+        using P = typename std::remove_cv<typename std::remove_pointer<T>::type>::type;
+        if constexpr (std::is_class<P>::value && !std::is_same<P, half>::value && !std::is_same<P, bfloat16_t>::value) {
+            // a pyasc Struct parameter (`__gm__ S*`): the caller sends exactly sizeof(S) bytes
+            return format("ptr:struct:%zu:%zu", sizeof(P), alignof(P));
+        } else {
+            return std::string("ptr:") + dtype_code<P>();
+        }
     } else {
         return dtype_code<T>();
     }
