@@ -108,7 +108,7 @@ def cmd_exec(opts: argparse.Namespace) -> int:
     with _client(opts) as client:
         session = RemoteLaunches(client, target=opts.target, timeout=opts.timeout, progress=progress,
                                  bounds=opts.bounds, echo=True)
-        uninstall = install(session)
+        uninstall = install(session, npu_is_host=not opts.no_npu_host)
         try:
             # with --json, stdout carries only ascrun's report: the script's prints go to stderr
             with contextlib.redirect_stdout(sys.stderr) if opts.json else contextlib.nullcontext():
@@ -289,6 +289,9 @@ def add_parsers(sub: Any) -> None:
 
     exec_ = add("exec", cmd_exec, "run a pyasc script unmodified, its kernel launches on the service",
                 (common, launching))
+    exec_.add_argument("--no-npu-host", action="store_true",
+                       help="leave torch's device 'npu' alone; by default, where torch_npu is not installed, "
+                            "device='npu' tensors are host tensors under ascrun (the pool is the NPU)")
     exec_.add_argument("script", metavar="SCRIPT.py")
     exec_.add_argument("script_args", nargs=argparse.REMAINDER, metavar="-- SCRIPT_ARGS")
     launch = add("launch", cmd_launch, "launch one kernel of a file with arguments from the command line",

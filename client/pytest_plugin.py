@@ -1,9 +1,14 @@
 """pytest plugin: existing pyasc tests against an ascrun pool, unmodified.
 
-    pytest --ascrun-url URL [--ascrun-target T] [--ascrun-token TOKEN] [--ascrun-bounds warn] path/to/pyasc/tests
+    pytest --ascrun-url URL [--ascrun-target T] [--ascrun-token TOKEN] [--ascrun-bounds warn]
+           [--ascrun-no-npu-host] path/to/pyasc/tests
 
 Each `kernel[core_num, stream](...)` a test makes runs on the pool; the test's own asserts then
-check the outputs written back into its tensors. A failed launch raises ascrun.KernelError with
+check the outputs written back into its tensors. device="npu" tensors are host tensors under
+ascrun: the pool is the NPU, so where torch_npu is not installed `device="npu"`, "npu:N",
+`torch.device("npu")`, `tensor.to("npu")` and `tensor.npu()` give CPU tensors (npu_host.py), and
+pyasc's tests that make their inputs on "npu" run as they are (--ascrun-no-npu-host leaves torch
+alone; torch_npu installed, it is always left alone). A failed launch raises ascrun.KernelError with
 the remote message; each test's report gets an "ascrun" section listing its jobs with their
 warnings and what the kernels printed, and its JUnit XML entry an `ascrun_job` property per job.
 Without --ascrun-url the plugin does nothing.
@@ -31,6 +36,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--ascrun-bounds", default="fault", choices=BOUNDS,
                     help="fault (default): an access out of its operand fails the launch; warn: one the device "
                          "would perform silently is a warning in the report and the run goes on")
+    group.addoption("--ascrun-no-npu-host", action="store_true",
+                    help="leave torch's device 'npu' alone; by default, where torch_npu is not installed, "
+                         "device='npu' tensors are host tensors under ascrun (the pool is the NPU)")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -39,17 +47,19 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     options = early_config.known_args_namespace
     if options.ascrun_url:
         early_config.pluginmanager.register(AscrunPool(options.ascrun_url, options.ascrun_token,
-                                                       options.ascrun_target, options.ascrun_bounds), "ascrun-pool")
+                                                       options.ascrun_target, options.ascrun_bounds,
+                                                       npu_is_host=not options.ascrun_no_npu_host), "ascrun-pool")
 
 
 class AscrunPool:
 
-    def __init__(self, url: str, token: str | None, target: str | None, bounds: str = "fault"):
+    def __init__(self, url: str, token: str | None, target: str | None, bounds: str = "fault",
+                 npu_is_host: bool = True):
         self.url = url
         self.client = Client(url, token=token)
         self.notices: List[str] = []
         self.launches = RemoteLaunches(self.client, target=target, notice=self.notices.append, bounds=bounds)
-        self._uninstall = install(self.launches)
+        self._uninstall = install(self.launches, npu_is_host=npu_is_host)
         self._reported = 0
 
     def pytest_report_header(self) -> str:

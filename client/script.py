@@ -1,7 +1,8 @@
 """Unmodified pyasc code against the service: what `ascrun exec` and the pytest plugin run.
 
 Every `kernel[core_num, stream](*args)` becomes a job on the service and its outputs are written
-back into the caller's tensors, so the code's own asserts check remote results. Where pyasc is
+back into the caller's tensors, so the code's own asserts check remote results; torch tensors made
+for the device "npu" are host tensors (npu_host.py) unless torch_npu is installed. Where pyasc is
 installed only its launch, `config.set_platform` and `rt.current_stream` are replaced; where it
 is not, the stand-in asc package (standin/asc) provides what kernel files touch at import and
 launch time, and anything else fails with an error naming it.
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
+from . import npu_host
 from .client import Client
 from .compiler.errors import KernelError
 from .progress import QuietProgress
@@ -196,8 +198,9 @@ class StandInGaps(importlib.abc.MetaPathFinder):
         return None
 
 
-def install(session: RemoteLaunches) -> Callable[[], None]:
-    """Send pyasc launches to `session`; returns the function that undoes it."""
+def install(session: RemoteLaunches, npu_is_host: bool = True) -> Callable[[], None]:
+    """Send pyasc launches to `session`, and with `npu_is_host` make torch's device "npu" the host
+    (npu_host.py; not where torch_npu is installed); returns the function that undoes it."""
     global _active
     _active = session
     # ascrun's own HTTP requests are not the code's: keep httpx's INFO lines out of its logs
@@ -219,6 +222,8 @@ def install(session: RemoteLaunches) -> Callable[[], None]:
         config.set_platform = session.set_platform
         rt.current_stream = session.current_stream
         undo += [functools.partial(setattr, *entry) for entry in saved]
+    if npu_is_host:
+        undo.append(npu_host.install())
 
     def uninstall() -> None:
         global _active

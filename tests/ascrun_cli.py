@@ -6,6 +6,8 @@ from pathlib import Path
 PYASC_STYLE = Path(__file__).parent / "pyasc_style"
 NO_SIM_NOTICE = ("ascrun: backend Model maps to target 'sim', which has no worker in the pool: running on 'cpu' "
                  "(--target chooses)")
+NO_NPU_NOTICE = ("ascrun: backend NPU maps to target 'npu', which has no worker in the pool: running on 'cpu' "
+                 "(--target chooses)")
 
 
 def ascrun(*args, python=sys.executable, **kwargs) -> subprocess.CompletedProcess:

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from ascrun_cli import NO_SIM_NOTICE, PYASC_STYLE, ascrun, launch_line
+from ascrun_cli import NO_NPU_NOTICE, NO_SIM_NOTICE, PYASC_STYLE, ascrun, launch_line
 from conftest import ROOT
 
 OVERRUN = ("block 15: DataCopy(GM->UB): elements [993, 1001) of tensor argument 'x' are outside its 1000 "
@@ -28,6 +28,28 @@ def test_tutorial_script_with_torch_runs_on_the_pool(service):
     assert NO_SIM_NOTICE in out.stderr.splitlines()
     assert "INFO:root:[INFO] Sample add run success." in out.stderr  # the script ran to its end
     assert "httpx" not in out.stderr  # ascrun's requests stay out of the script's INFO log
+
+
+def test_npu_backend_script_makes_its_tensors_on_npu_which_is_the_host(service):
+    """add.py -r NPU makes x and y with device="npu", as pyasc's tutorial does: host tensors under ascrun."""
+    out = ascrun("exec", "--json", "--url", service.url, PYASC_STYLE / "add.py", "--", "-r", "NPU")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert (report["exit_code"], report["backend"], report["error"]) == (0, "NPU", None)
+    assert [(launch["target"], launch["status"]) for launch in report["launches"]] == [("cpu", "finished")]
+    assert NO_NPU_NOTICE in out.stderr.splitlines()
+    assert "INFO:root:[INFO] Sample add run success." in out.stderr  # past the script's asserts on z
+
+
+def test_no_npu_host_leaves_device_npu_to_torch(service):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError) as no_npu:
+        torch.device("npu")  # what torch says of "npu" without torch_npu
+    out = ascrun("exec", "--json", "--no-npu-host", "--url", service.url, PYASC_STYLE / "add.py", "--", "-r", "NPU")
+    assert out.returncode == 1
+    report = json.loads(out.stdout)
+    assert (report["error"], report["launches"]) == ({"kind": "RuntimeError", "message": str(no_npu.value)}, [])
+    assert out.stderr.splitlines()[-1] == f"RuntimeError: {no_npu.value}"
 
 
 def test_target_flag_overrides_the_backend(service):

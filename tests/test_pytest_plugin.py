@@ -1,11 +1,14 @@
 """The pytest plugin: pyasc-style tests (tests/pyasc_style) run unmodified against the pool, with
-their asserts on the returned outputs, remote errors in the report and jobs in the JUnit XML."""
+their asserts on the returned outputs, remote errors in the report and jobs in the JUnit XML; their
+device="npu" tensors are host tensors."""
 import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
-from ascrun_cli import NO_SIM_NOTICE, PYASC_STYLE
+import pytest
+
+from ascrun_cli import NO_NPU_NOTICE, NO_SIM_NOTICE, PYASC_STYLE
 from conftest import ROOT
 
 OVERRUN = ("block 15: DataCopy(GM->UB): elements [993, 1001) of tensor argument 'x' are outside its 1000 "
@@ -28,14 +31,15 @@ def test_pyasc_style_tests_run_on_the_pool_with_junit_xml(service, client, tmp_p
     failed_job = next(re.fullmatch(r"vadd_kernel x16 on cpu: job ([0-9a-f]{32}) failed: runtime_error: (.*)", line)
                       for line in lines if " failed: runtime_error: " in line)
     assert failed_job.group(2) == OVERRUN
-    assert NO_SIM_NOTICE in lines
+    assert NO_SIM_NOTICE in lines  # test_vadd.py's backend (Model)
+    assert NO_NPU_NOTICE in lines  # test_vector_generalization.py's (NPU, its tensors made with device="npu")
 
     suite = ET.parse(junit).getroot().find("testsuite")
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("6", "1", "0")
     cases = {case.get("name"): case for case in suite.iter("testcase")}
-    assert sorted(cases) == ["test_vadd", "test_vadd[Backend.Model-dtype0-size0]", "test_vadd[Backend.Model-dtype1-size1]",
-                             "test_vadd[Backend.Model-dtype2-size2]", "test_vadd_1000_elements",
-                             "test_vadds[Backend.Model-dtype0-size0]"]
+    assert sorted(cases) == ["test_vadd", "test_vadd[Backend.NPU-dtype0-size0]", "test_vadd[Backend.NPU-dtype1-size1]",
+                             "test_vadd[Backend.NPU-dtype2-size2]", "test_vadd_1000_elements",
+                             "test_vadds[Backend.NPU-dtype0-size0]"]
     failure = cases["test_vadd_1000_elements"].find("failure")
     assert failure.get("message") == f"ascrun.compiler.errors.KernelError: {OVERRUN}"
     for name, case in cases.items():
@@ -43,3 +47,19 @@ def test_pyasc_style_tests_run_on_the_pool_with_junit_xml(service, client, tmp_p
         record = client._request("GET", f"/v1/jobs/{job}").json()  # the job the test ran, on the service
         assert record["status"] == ("failed" if name == "test_vadd_1000_elements" else "finished"), name
     assert failed_job.group(1) == next(p.get("value") for p in cases["test_vadd_1000_elements"].iter("property"))
+
+
+def test_without_the_npu_host_mapping_device_npu_is_torchs_error(service, tmp_path):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError) as no_npu:
+        torch.device("npu")  # what torch says of "npu" without torch_npu, here where no mapping is active
+    junit = tmp_path / "junit.xml"
+    out = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--confcutdir", str(PYASC_STYLE),
+                          "--ascrun-url", service.url, "--ascrun-no-npu-host", f"--junitxml={junit}",
+                          str(PYASC_STYLE / "test_vector_generalization.py")], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 1, out.stdout
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("4", "4", "0")
+    for case in suite.iter("testcase"):
+        assert case.find("failure").get("message") == f"RuntimeError: {no_npu.value}", case.get("name")
+        assert not [p for p in case.iter("property") if p.get("name") == "ascrun_job"]  # nothing was launched

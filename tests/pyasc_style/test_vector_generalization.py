@@ -1,5 +1,6 @@
 """Vector cases in the shape of pyasc's generalization/basic tests (torch tensors, dtype x shape
-parameters, 16 cores, 512-element tiles): vadd (add) and vadds (adds, count form)."""
+parameters, 16 cores, 512-element tiles): vadd (add) and vadds (adds, count form). As there, the
+backend is NPU and the tensors are made with device="npu" (host tensors under ascrun)."""
 import pytest
 
 import asc
@@ -94,7 +95,9 @@ param_list = [
     [torch.int16, (128, 64)],
 ]
 
-BACKENDS = [config.Backend.Model]
+BACKENDS = [
+    config.Backend.NPU,
+]
 
 
 @pytest.mark.parametrize("dtype, size", param_list)
@@ -107,7 +110,7 @@ def test_vadd(dtype, size, backend: config.Backend):
     z = torch.zeros_like(x)
     core_num, block_length, tile_length, tile_num = tiling(z.numel())
     vadd_kernel[core_num, rt.current_stream()](x, y, z, block_length, tile_length, tile_num)
-    assert z.dtype == dtype and z.device.type == device
+    assert z.dtype == dtype and z.device == x.device
     assert torch.allclose(z, x + y)
 
 
@@ -117,7 +120,7 @@ def test_vadds(dtype, size, backend: config.Backend):
     config.set_platform(backend)
     device = "npu" if config.Backend(backend) == config.Backend.NPU else "cpu"
     x = make_input(dtype, size, device)
-    scalar = torch.randn((), dtype=dtype).item()
+    scalar = torch.randn((), dtype=dtype, device=device).item()
     z = torch.zeros_like(x)
     core_num, block_length, tile_length, tile_num = tiling(z.numel())
     vadds_kernel[core_num, rt.current_stream()](x, scalar, z, block_length, tile_length, tile_num)
