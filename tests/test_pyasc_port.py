@@ -16,9 +16,10 @@ def port_case(module_name: str, index: int = 0):
     [test] = [getattr(module, name) for name in dir(module) if name.startswith("test_")]
     cases = getattr(module, "CASES", None)
     if cases is None:
-        return pytest.param(test, (), id=module_name)
+        return pytest.param(test, (), None, id=module_name)
     case = cases[index]
-    return pytest.param(test, case.values, marks=case.marks, id=f"{module_name}[{index}]")
+    failure = next((mark.args[0] for mark in case.marks if mark.name == "fails_with"), None)
+    return pytest.param(test, case.values, failure, marks=case.marks, id=f"{module_name}[{index}]")
 
 
 CASES = [
@@ -50,10 +51,16 @@ def pool_launches(service):
         uninstall()
 
 
-@pytest.mark.parametrize("test, args", CASES)
-def test_port_case_through_the_pool(pool_launches, test, args):
+@pytest.mark.parametrize("test, args, failure", CASES)
+def test_port_case_through_the_pool(pool_launches, test, args, failure):
+    """`failure`: for an xfail case, the text its failure must have (its fails_with mark)."""
     first = len(pool_launches.launches)
-    test(*args)
+    try:
+        test(*args)
+    except ascrun.KernelError as e:
+        if failure is not None and failure not in str(e):
+            pytest.fail(f"expected a failure with {failure!r}, got: {e}")
+        raise
     launched = pool_launches.launches[first:]
     assert launched and all(launch.job_id and launch.target == "cpu" and launch.status == "finished"
                             for launch in launched)

@@ -60,6 +60,13 @@ def pytest_runtest_makereport(item, call):
     warnings = getattr(item, "ascrun_warnings", None)
     if call.when == "call" and warnings:
         report.sections.append(("ascrun warnings (run_local)", "\n".join(warnings)))
+    expected = item.get_closest_marker("fails_with")
+    if expected and call.when == "call" and hasattr(report, "wasxfail") and call.excinfo is not None:
+        text = expected.args[0]
+        if text not in str(call.excinfo.value):  # an xfail for another reason than the one it names
+            del report.wasxfail
+            report.outcome = "failed"
+            report.longrepr = f"expected a failure with {text!r}, got {call.excinfo.typename}: {call.excinfo.value}"
     return report
 
 

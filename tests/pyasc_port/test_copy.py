@@ -83,10 +83,13 @@ def expected_copy(x: torch.Tensor, size) -> torch.Tensor:
 # src on through dst's buffer: in repeat 0 dst [0x20, 0x120) overlaps src [0x0, 0x100) in part, which
 # the reference does not support (通用说明和约束.md, 通用地址重叠约束: "单次迭代内：源操作数与目的操作数
 # 必须100%完全重叠，不支持部分重叠"; 多次迭代间 the same).
-PARTIAL_OVERLAP = pytest.mark.xfail(
-    strict=True, raises=ascrun.KernelError,
-    reason="Copy of 4 x 64 floats out of a 1-float (32-byte) buffer: dst overlaps src in part within a repeat, "
-           "undefined by 通用地址重叠约束; ascrun faults")
+PARTIAL_OVERLAP = [
+    pytest.mark.fails_with("Copy: dst range [0x20, 0x420) overlaps src range [0x0, 0x400)"),
+    pytest.mark.xfail(
+        strict=True, raises=ascrun.KernelError,
+        reason="Copy of 4 x 64 floats out of a 1-float (32-byte) buffer: dst overlaps src in part within a repeat, "
+               "undefined by 通用地址重叠约束; ascrun faults"),
+]
 
 CASES = [
     pytest.param(torch.float32, (1000,)),

@@ -1,4 +1,4 @@
-# Port of pyasc python/test/kernels/insert_sync/test_vadd_scalar.py: x + y[0] via get_value and duplicate (insert_sync=True).
+# Port of pyasc python/test/kernels/insert_sync/test_vadd_scalar.py: x + y[0] via get_value and duplicate.
 import numpy as np
 
 import asc
