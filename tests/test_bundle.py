@@ -111,6 +111,24 @@ def test_validation_refuses_non_jit_decorator():
         bundle.validate(b)
 
 
+def test_jit_options_may_be_constants_of_the_bundles_asc_modules():
+    # pyasc's own tests write @asc.jit(kernel_type=config.KernelType.AIV_ONLY).
+    source = """
+        @asc.jit(kernel_type=config.KernelType.AIV_ONLY)
+        def k(x: asc.GlobalAddress):
+            pass
+    """
+    fn = KernelFunction("k", textwrap.dedent(source).lstrip("\n"), "kern.py", 10)
+    with_config = KernelBundle(entry="k", functions=(fn,), constants=(),
+                               modules=(("asc", "asc"), ("config", "asc.runtime.config")))
+    namespace = bundle.define(with_config, __import__("importlib").import_module)
+    assert namespace["k"].fn.__name__ == "k"
+    # a name that is not one of the bundle's modules is still refused
+    without_config = KernelBundle(entry="k", functions=(fn,), constants=(), modules=(("asc", "asc"),))
+    with pytest.raises(BundleRejected, match=r"must be decorated with exactly @asc.jit"):
+        bundle.validate(without_config)
+
+
 def test_validation_refuses_statements_beside_the_function():
     b = _one_function_bundle("""
         @asc.jit

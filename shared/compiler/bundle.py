@@ -242,14 +242,22 @@ def _is_type_expression(node: ast.AST) -> bool:
     return _is_literal(node)
 
 
-def _is_jit_decorator(node: ast.AST, asc_names: Iterable[str]) -> bool:
+def _is_jit_decorator(node: ast.AST, asc_names: Iterable[str], module_names: Iterable[str]) -> bool:
     target = node.func if isinstance(node, ast.Call) else node
     if not (isinstance(target, ast.Attribute) and target.attr == "jit" and isinstance(target.value, ast.Name)
             and target.value.id in asc_names):
         return False
     if isinstance(node, ast.Call):
-        return not node.args and all(kw.arg is not None and _is_literal(kw.value) for kw in node.keywords)
+        return not node.args and all(kw.arg is not None and (_is_literal(kw.value) or _is_module_constant(
+            kw.value, module_names)) for kw in node.keywords)
     return True
+
+
+def _is_module_constant(node: ast.AST, module_names: Iterable[str]) -> bool:
+    """An option such as `config.KernelType.AIV_ONLY`: an attribute of one of the bundle's asc
+    modules (_check_reach keeps the chain inside asc)."""
+    chain = _attribute_chain(node) if isinstance(node, ast.Attribute) else None
+    return chain is not None and chain[0] in module_names
 
 
 def validate(bundle: KernelBundle) -> None:
@@ -285,7 +293,7 @@ def _validate_digest(digest: str, bundle: KernelBundle) -> None:
     if clash:
         raise BundleRejected(f"name(s) {clash} are defined twice in the bundle")
     for fn in bundle.functions:
-        _validate_function(fn, asc_names)
+        _validate_function(fn, asc_names, [alias for alias, _ in bundle.modules])
     _validate_names_and_calls(bundle)
 
 
@@ -320,7 +328,7 @@ def _validate_names_and_calls(bundle: KernelBundle) -> None:
                     todo.append(callee)
 
 
-def _validate_function(fn: KernelFunction, asc_names: Iterable[str]) -> None:
+def _validate_function(fn: KernelFunction, asc_names: Iterable[str], module_names: Iterable[str]) -> None:
     def reject(line: int, why: str) -> BundleRejected:
         return BundleRejected(f"kernel '{fn.name}' ({fn.filename}:{fn.lineno + line - 1}): {why}")
 
@@ -334,9 +342,9 @@ def _validate_function(fn: KernelFunction, asc_names: Iterable[str]) -> None:
     node = module.body[0]
     if node.name != fn.name:
         raise reject(node.lineno, f"source defines '{node.name}', not '{fn.name}'")
-    if len(node.decorator_list) != 1 or not _is_jit_decorator(node.decorator_list[0], asc_names):
+    if len(node.decorator_list) != 1 or not _is_jit_decorator(node.decorator_list[0], asc_names, module_names):
         line = node.decorator_list[0].lineno if node.decorator_list else node.lineno
-        raise reject(line, "must be decorated with exactly @asc.jit or @asc.jit(option=literal, ...)")
+        raise reject(line, "must be decorated with exactly @asc.jit or @asc.jit(option=literal or asc constant, ...)")
     args = node.args
     for arg in args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a]:
         if arg.annotation is not None and not _is_type_expression(arg.annotation):
