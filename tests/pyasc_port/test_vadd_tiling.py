@@ -97,22 +97,14 @@ def vadd_launch(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return z
 
 
-NEEDS_STRUCT_PARAMETERS = [
-    pytest.mark.fails_with("kernel reads global 'KernelConfig'"),
-    pytest.mark.xfail(
-        strict=True, raises=ascrun.KernelError,
-        reason="Struct kernel parameters (KernelConfig) are not sent or launched yet (the struct work: bundle, "
-               "frontend, launch): the bundle refuses the global 'KernelConfig'"),
-]
-
 CASES = [
-    pytest.param(torch.float32, (1000,), marks=NEEDS_STRUCT_PARAMETERS),
-    pytest.param(torch.float32, (1,), marks=NEEDS_STRUCT_PARAMETERS),
-    pytest.param(torch.float32, (9999,), marks=NEEDS_STRUCT_PARAMETERS),
-    pytest.param(torch.float16, (2048,), marks=NEEDS_STRUCT_PARAMETERS),
-    pytest.param(torch.int32, (8192,), marks=NEEDS_STRUCT_PARAMETERS),
-    pytest.param(torch.int16, (8192,), marks=NEEDS_STRUCT_PARAMETERS),
-    pytest.param(torch.int32, (153, 834), marks=NEEDS_STRUCT_PARAMETERS),
+    pytest.param(torch.float32, (1000,)),
+    pytest.param(torch.float32, (1,)),
+    pytest.param(torch.float32, (9999,)),
+    pytest.param(torch.float16, (2048,)),
+    pytest.param(torch.int32, (8192,)),
+    pytest.param(torch.int16, (8192,)),
+    pytest.param(torch.int32, (153, 834)),
 ]
 
 
