@@ -241,3 +241,18 @@ def test_tensor_accessors(n, off):
 def test_tensor_accessor_misuse(mode, message):
     x = np.arange(64, dtype=np.float32)
     assert fails(mk.tensor_kernel, x, np.zeros_like(x), np.zeros(16, np.int64), 64, 8, mode) == "block 0: " + message
+
+
+def test_user_tags():
+    # The tag is the buffer's (TBufType::usertag): -1 from InitBuffer, shared by sub-tensors and
+    # reinterpreted views, kept across FreeTensor/AllocTensor of the same buffer.
+    w = np.full(8, 100, np.int32)
+    ascrun.run_local(mk.user_tag_kernel, 1, w, 0)
+    assert w.tolist() == [-1, 7, 9, 9, -1, -5, 100, 100]
+
+
+def test_user_tag_without_a_buffer():
+    assert fails(mk.user_tag_kernel, np.zeros(8, np.int32), 1) == (
+        "block 0: LocalTensor<float>::SetUserTag: the tensor has no buffer to hold a tag (the device dereferences a "
+        "null buffer handle): only tensors from a TQue, TQueBind or TBuf have one, not those built from an address "
+        "or a LocalMemAllocator")

@@ -27,7 +27,7 @@ CASES = [
     port_case("test_vadd_bits", 0),       # float32 with mask [2^64-1, 2^64-1]: mask[1] ignored
     port_case("test_vadd_bits", 3),       # float16: partial overlap, xfail
     port_case("test_vadd_l0", 5),
-    port_case("test_vadd_sw", 0),         # xfail: LocalTensor user tags missing
+    port_case("test_vadd_sw", 0),         # LocalTensor user tags
     port_case("test_vadd_tiling", 0),
     port_case("test_vadds", 3),
     port_case("test_vsqrt", 0),

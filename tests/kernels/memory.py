@@ -315,3 +315,33 @@ def tensor_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, w: asc.GlobalAddre
         v.set_addr_with_offset(t, n + 1)
     if mode == 4:
         x_gm.get_value(n + off)
+
+
+@asc.jit
+def user_tag_kernel(w: asc.GlobalAddress, mode: int):
+    """LocalTensor user tags: w gets the tags read back (see test_user_tags); mode 1 tags a tensor
+    built from an address, which has no buffer to hold one."""
+    pipe = asc.TPipe()
+    w_gm = asc.GlobalTensor()
+    w_gm.set_global_buffer(w, 8)
+    que = asc.TQue(asc.TPosition.VECIN, 1)
+    pipe.init_buffer(que, 1, 256)
+    buf = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(buf, 256)
+    t = que.alloc_tensor(asc.float32)
+    w_gm.set_value(0, t.get_user_tag())
+    t.set_user_tag(7)
+    w_gm.set_value(1, t[8:].get_user_tag())
+    t[8:].set_user_tag(9)
+    w_gm.set_value(2, t.reinterpret_cast(asc.int16).get_user_tag())
+    que.free_tensor(t)
+    again = que.alloc_tensor(asc.float32)
+    w_gm.set_value(3, again.get_user_tag())
+    que.free_tensor(again)
+    scratch = buf.get(asc.float32)
+    w_gm.set_value(4, scratch.get_user_tag())
+    scratch.set_user_tag(-5)
+    w_gm.set_value(5, buf.get(asc.int32, 16).get_user_tag())
+    if mode == 1:
+        bare = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 1024, 8)
+        bare.set_user_tag(1)

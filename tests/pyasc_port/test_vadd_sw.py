@@ -5,7 +5,6 @@ import torch
 
 import asc
 import asc.lib.runtime as rt
-import ascrun
 
 from .inputs import operand
 
@@ -103,21 +102,14 @@ def vadd_launch(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return z
 
 
-NEEDS_MEMORY_API = [
-    pytest.mark.fails_with("SetUserTag"),
-    pytest.mark.xfail(
-        strict=True, raises=ascrun.KernelError,
-        reason="the cpu runtime lacks LocalTensor::SetUserTag/GetUserTag (tensor.h): the C++ build fails"),
-]
-
 CASES = [
-    pytest.param(torch.float32, (1000,), marks=NEEDS_MEMORY_API),
-    pytest.param(torch.float32, (1,), marks=NEEDS_MEMORY_API),
-    pytest.param(torch.float32, (9999,), marks=NEEDS_MEMORY_API),
-    pytest.param(torch.float16, (2048,), marks=NEEDS_MEMORY_API),
-    pytest.param(torch.int32, (8192,), marks=NEEDS_MEMORY_API),
-    pytest.param(torch.int16, (8192,), marks=NEEDS_MEMORY_API),
-    pytest.param(torch.int32, (153, 834), marks=NEEDS_MEMORY_API),
+    pytest.param(torch.float32, (1000,)),
+    pytest.param(torch.float32, (1,)),
+    pytest.param(torch.float32, (9999,)),
+    pytest.param(torch.float16, (2048,)),
+    pytest.param(torch.int32, (8192,)),
+    pytest.param(torch.int16, (8192,)),
+    pytest.param(torch.int32, (153, 834)),
 ]
 
 

@@ -240,6 +240,9 @@ struct BlockContext {
     // so a tensor used after FreeTensor (or after its TPipe's Reset) no longer matches. Slot 0: none.
     std::vector<uint32_t> buffer_serial = std::vector<uint32_t>(1, 0);
     uint32_t next_serial = 1;
+    // The user tag (LocalTensor::SetUserTag) of each TQue/TBuf buffer, indexed by BufTag::handle;
+    // TPipe::InitBuffer sets it to -1, as on the device. Handle 0: none.
+    std::vector<int32_t> user_tags = std::vector<int32_t>(1, 0);
     // Tensors allocated and not freed, per TPosition, across its queues (at most 8 on Atlas A2/A3).
     uint8_t allocated_on[kPositionSlots] = {};
     // TPipe::AllocEventID: bit i of event_ids_allocated[e] is event ID i of HardEvent e, held until

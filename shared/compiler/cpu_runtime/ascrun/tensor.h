@@ -102,14 +102,23 @@ using elem_t = typename MayAlias<T>::type;
 static_assert(static_cast<uint32_t>(AscendC::TPosition::MAX) < kPositionSlots, "BlockContext::allocated_on size");
 
 // Which TQue buffer a LocalTensor views (queue_id 0: none) and which allocation of it (slot and
-// serial: BlockContext::buffer_serial). Sub-tensors keep their parent's tag, so EnQue/FreeTensor of
+// serial: BlockContext::buffer_serial), and which TQue/TBuf buffer holds its user tag (handle:
+// BlockContext::user_tags). Sub-tensors keep their parent's tag, so EnQue/FreeTensor of
 // tensor[offset] act on the parent buffer, as on the device.
 struct BufTag {
     uint32_t queue_id = 0;
     uint32_t index = 0;
     uint32_t slot = 0;
     uint32_t serial = 0;
+    uint32_t handle = 0;
 };
+
+// `n` new buffers' user tags, each -1 (TPipe::InitBuffer); returns the first handle.
+inline uint32_t new_buffer_handles(BlockContext& b, uint32_t n) {
+    const auto first = static_cast<uint32_t>(b.user_tags.size());
+    b.user_tags.resize(b.user_tags.size() + n, -1);
+    return first;
+}
 
 [[noreturn]] __attribute__((cold, noinline)) inline void stale_buffer(const std::string& what, uint32_t addr) {
     fault(format("%s (UB offset %s) views a TQue buffer that was freed: used after FreeTensor, or after its TPipe "
@@ -126,6 +135,8 @@ inline void check_buffer_live(const BlockContext& b, BufTag tag, uint32_t addr, 
 }  // namespace ascrun
 
 namespace AscendC {
+
+using TTagType = int32_t;  // LocalTensor user tags (GetUserTag.md)
 
 template <typename T>
 class LocalTensor {
@@ -201,6 +212,10 @@ public:
         require_bound("SetBufferLen");
         resize("SetBufferLen", dataLen / sizeof(T));
     }
+
+    // The tag lives in the buffer (TBufType::usertag), so every tensor over it sees the last one set.
+    void SetUserTag(const TTagType tag) { *user_tag("SetUserTag") = tag; }
+    TTagType GetUserTag() const { return *user_tag("GetUserTag"); }
 
     // The UB byte address of the tensor (of its element `offset`): the device's physical address.
     uint64_t GetPhyAddr() const { return GetPhyAddr(0); }
@@ -285,6 +300,21 @@ private:
                                          ascrun::hex(ascrun::kUbBytes).c_str()));
         }
         size_ = static_cast<uint32_t>(size);
+    }
+
+    TTagType* user_tag(const char* what) const {
+        ascrun::BlockContext& b = ascrun::enter();
+        require_bound(what);
+        if (tag_.handle == 0) {
+            ascrun::fault(ascrun::format("LocalTensor<%s>::%s: the tensor has no buffer to hold a tag (the device "
+                                         "dereferences a null buffer handle): only tensors from a TQue, TQueBind or "
+                                         "TBuf have one, not those built from an address or a LocalMemAllocator",
+                                         ascrun::TypeName<T>::c(), what));
+        }
+        ascrun::check_buffer_live(b, tag_, addr_, [&] {
+            return ascrun::format("LocalTensor<%s>::%s: the tensor", ascrun::TypeName<T>::c(), what);
+        });
+        return &b.user_tags[tag_.handle];
     }
 
     ascrun::elem_t<T>* element(const char* what, uint32_t index) const {

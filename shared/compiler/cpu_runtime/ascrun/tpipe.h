@@ -251,7 +251,7 @@ protected:
     template <typename T>
     AscendC::LocalTensor<T> tensor(const BlockContext& b, uint32_t i) const {
         return AscendC::LocalTensor<T>::ascrun_make(pos_, buffer_addr(i), len_ / static_cast<uint32_t>(sizeof(T)),
-                                                    BufTag{id_, i, slot_ + i, b.buffer_serial[slot_ + i]});
+                                                    BufTag{id_, i, slot_ + i, b.buffer_serial[slot_ + i], handle_ + i});
     }
 
     uint32_t buffer_addr(uint32_t i) const { return base_ + i * len_; }
@@ -261,7 +261,7 @@ protected:
     bool is_tque_;
     bool pool_reinitialized_ = false;
     PoolBase* pool_ = nullptr;
-    uint32_t gen_ = 0, id_ = 0, base_ = 0, num_ = 0, len_ = 0, slot_ = 0;
+    uint32_t gen_ = 0, id_ = 0, base_ = 0, num_ = 0, len_ = 0, slot_ = 0, handle_ = 0;
     uint32_t head_ = 0, queued_ = 0, cursor_ = 0;
     BufState state_[kMaxQueueBuffers] = {};
     uint8_t fifo_[kMaxQueueBuffers] = {};
@@ -395,6 +395,7 @@ inline void QueBase::ascrun_attach(BlockContext& b, PoolBase* pool, uint32_t bas
     len_ = len;
     slot_ = static_cast<uint32_t>(b.buffer_serial.size());
     b.buffer_serial.resize(b.buffer_serial.size() + num, 0);
+    handle_ = new_buffer_handles(b, num);
     head_ = queued_ = cursor_ = 0;
     for (auto& s : state_) s = BufState::Free;
     pool_ = pool;
@@ -501,7 +502,7 @@ public:
     template <typename T>
     LocalTensor<T> Get() {
         require_live("Get");
-        return LocalTensor<T>::ascrun_make(pos, base_, len_ / static_cast<uint32_t>(sizeof(T)), ascrun::BufTag{});
+        return LocalTensor<T>::ascrun_make(pos, base_, len_ / static_cast<uint32_t>(sizeof(T)), ascrun::BufTag{0, 0, 0, 0, handle_});
     }
     template <typename T>
     LocalTensor<T> Get(uint32_t len) {
@@ -511,7 +512,7 @@ public:
                                          ascrun::TypeName<T>::c(), len,
                                          static_cast<unsigned long long>(static_cast<uint64_t>(len) * sizeof(T)), len_));
         }
-        return LocalTensor<T>::ascrun_make(pos, base_, len, ascrun::BufTag{});
+        return LocalTensor<T>::ascrun_make(pos, base_, len, ascrun::BufTag{0, 0, 0, 0, handle_});
     }
     template <typename T>
     LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset) {
@@ -526,7 +527,7 @@ public:
             ascrun::fault(ascrun::format("%s::GetWithOffset<%s>(%u, %u): the offset is not 32-byte aligned",
                                          label().c_str(), ascrun::TypeName<T>::c(), size, bufOffset));
         }
-        return LocalTensor<T>::ascrun_make(pos, base_ + bufOffset, size, ascrun::BufTag{});
+        return LocalTensor<T>::ascrun_make(pos, base_ + bufOffset, size, ascrun::BufTag{0, 0, 0, 0, handle_});
     }
 
     // ---- ascrun internals ----
@@ -534,8 +535,9 @@ public:
     bool ascrun_attached(const ascrun::BlockContext& b) const {
         return attached_ && b.pipe != nullptr && gen_ == b.pipe_generation;
     }
-    void ascrun_attach(uint32_t gen, uint32_t base, uint32_t len) {
-        gen_ = gen;
+    void ascrun_attach(ascrun::BlockContext& b, uint32_t base, uint32_t len) {
+        gen_ = b.pipe_generation;
+        handle_ = ascrun::new_buffer_handles(b, 1);
         base_ = base;
         len_ = len;
         attached_ = true;
@@ -555,7 +557,7 @@ private:
     }
 
     bool attached_ = false;
-    uint32_t gen_ = 0, base_ = 0, len_ = 0;
+    uint32_t gen_ = 0, base_ = 0, len_ = 0, handle_ = 0;
 };
 
 // A range of the Unified Buffer for buffers and nested pools (TBufPool简介.md); bufIDSize <= 16.
@@ -585,7 +587,7 @@ public:
         ascrun::BlockContext& b = require_usable(what);
         const uint32_t rounded = ascrun::que::check_buffer_request(what, bufPos, 1, len);
         if (buf.ascrun_attached(b)) fault_has_buffers(what);
-        buf.ascrun_attach(b.pipe_generation, take(what, 1, rounded, 1), rounded);
+        buf.ascrun_attach(b, take(what, 1, rounded, 1), rounded);
         return true;
     }
 
@@ -723,7 +725,7 @@ public:
         if (buf.ascrun_attached(b)) {
             ascrun::fault(what + ": the buffer already has memory from this TPipe (Reset the TPipe to re-allocate)");
         }
-        buf.ascrun_attach(b.pipe_generation, reserve(what, 1, rounded, 1), rounded);
+        buf.ascrun_attach(b, reserve(what, 1, rounded, 1), rounded);
         return true;
     }
 
