@@ -109,3 +109,24 @@ def overrun_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, tile: int, half_t
     if peek > 0:
         asc.pipe_barrier(asc.PipeID.PIPE_ALL)
         z_gm.set_value(1, xl[peek:].get_value(0))
+
+
+@asc.jit
+def tail_overlap_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress, n: int, zaddr: int):
+    """Add over three n-element half tensors (x at 0, y right after, z at zaddr) with a full 128-lane
+    mask: with n = 64 it reads y on into z, as pyasc's test_vadd_bits does."""
+    x_gm = asc.GlobalTensor()
+    y_gm = asc.GlobalTensor()
+    z_gm = asc.GlobalTensor()
+    x_gm.set_global_buffer(x, n)
+    y_gm.set_global_buffer(y, n)
+    z_gm.set_global_buffer(z, n)
+    xl = asc.LocalTensor(asc.float16, asc.TPosition.VECIN, 0, n)
+    yl = asc.LocalTensor(asc.float16, asc.TPosition.VECIN, 2 * n, n)
+    zl = asc.LocalTensor(asc.float16, asc.TPosition.VECOUT, zaddr, n)
+    asc.data_copy(xl, x_gm, n)
+    asc.data_copy(yl, y_gm, n)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.add(zl, xl, yl, mask=128, repeat_times=1, repeat_params=asc.BinaryRepeatParams(1, 1, 1, 8, 8, 8))
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.data_copy(z_gm, zl, n)

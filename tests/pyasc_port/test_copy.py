@@ -4,7 +4,6 @@ import torch
 
 import asc
 import asc.lib.runtime as rt
-import ascrun
 
 from .inputs import operand
 
@@ -79,21 +78,9 @@ def expected_copy(x: torch.Tensor, size) -> torch.Tensor:
     return expected
 
 
-# One float: both queue buffers are 32 bytes, so Copy's 4 repeats of 64 floats (256 bytes apart) read
-# src on through dst's buffer: in repeat 0 dst [0x20, 0x120) overlaps src [0x0, 0x100) in part, which
-# the reference does not support (通用说明和约束.md, 通用地址重叠约束: "单次迭代内：源操作数与目的操作数
-# 必须100%完全重叠，不支持部分重叠"; 多次迭代间 the same).
-PARTIAL_OVERLAP = [
-    pytest.mark.fails_with("Copy: dst range [0x20, 0x420) overlaps src range [0x0, 0x400)"),
-    pytest.mark.xfail(
-        strict=True, raises=ascrun.KernelError,
-        reason="Copy of 4 x 64 floats out of a 1-float (32-byte) buffer: dst overlaps src in part within a repeat, "
-               "undefined by 通用地址重叠约束; ascrun faults"),
-]
-
 CASES = [
     pytest.param(torch.float32, (1000,)),
-    pytest.param(torch.float32, (1,), marks=PARTIAL_OVERLAP),
+    pytest.param(torch.float32, (1,)),
     pytest.param(torch.float32, (9999,)),
     pytest.param(torch.float16, (2048,)),
     pytest.param(torch.int32, (8192,)),

@@ -5,7 +5,6 @@ import torch
 import asc
 import asc.lib.runtime as rt
 import asc.runtime.config as config
-import ascrun
 
 from .inputs import operand
 
@@ -79,25 +78,13 @@ def vadd_launch(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return z
 
 
-# 16-bit types: the all-ones mask selects 128 elements a repeat, each LocalTensor holds 64 (tile_length),
-# so Add reads src1 (y_local) on through dst (z_local), the next buffer: dst and src1 overlap in part
-# within the one repeat, which the reference does not support (通用说明和约束.md, 通用地址重叠约束:
-# "单次迭代内：源操作数与目的操作数必须100%完全重叠，不支持部分重叠").
-PARTIAL_OVERLAP = [
-    pytest.mark.fails_with("Add: dst range [0x100, 0x200) overlaps src1 range [0x80, 0x180)"),
-    pytest.mark.xfail(
-        strict=True, raises=ascrun.KernelError,
-        reason="Add with mask [2^64-1, 2^64-1] on 64-element 16-bit tiles: dst (z_local) overlaps src1 (y_local, read "
-               "past its 64 elements) in part within one repeat, undefined by 通用地址重叠约束; ascrun faults"),
-]
-
 CASES = [
     pytest.param(torch.float32, (1000,)),
     pytest.param(torch.float32, (1,)),
     pytest.param(torch.float32, (9999,)),
-    pytest.param(torch.float16, (2048,), marks=PARTIAL_OVERLAP),
+    pytest.param(torch.float16, (2048,)),
     pytest.param(torch.int32, (8192,)),
-    pytest.param(torch.int16, (8192,), marks=PARTIAL_OVERLAP),
+    pytest.param(torch.int16, (8192,)),
     pytest.param(torch.int32, (153, 834)),
 ]
 
