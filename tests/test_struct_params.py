@@ -13,6 +13,8 @@ from asc.language.core.struct import Field, Struct
 
 import ascrun
 import struct_params as sp
+from pyasc_port import test_vadd_tiling as vt
+from pyasc_port.inputs import operand
 from ascrun.compiler import bundle, frontend, pipeline, structs
 from ascrun.compiler.cache import DiskCache
 from ascrun.compiler.errors import BundleRejected, CompileError, KernelError, KernelRuntimeError
@@ -85,7 +87,7 @@ def test_a_size_mismatch_with_the_cpp_struct_is_an_error():
 # --- errors: values that do not fit, classes that cannot be shipped --------------------------
 
 def test_field_values_of_the_wrong_type_are_refused_before_compiling():
-    b = bundle.collect(sp.vadd_tiling_kernel)
+    b = bundle.collect(vt.vadd_kernel)
     good = {"block": {"block_length": 64}, "tile": {"tile_length": 64, "tile_num": 1}}
     cases = [
         ({"block": {"block_length": 1.5}, "tile": good["tile"]},
@@ -139,58 +141,21 @@ def test_a_struct_argument_of_a_class_the_kernel_does_not_name_is_shipped():
     assert str(e.value).startswith("struct Packed: pyasc would write field 'total' at byte 4")
 
 
-# --- pyasc's test_vadd_tiling: the same kernel and launch, on both paths ----------------------
+# --- pyasc's test_vadd_tiling (tests/pyasc_port runs all its cases, in process and through the pool)
 
-VADD_TILING_CASES = [
-    (torch.float32, (1000,)),
-    (torch.float32, (1,)),
-    (torch.float32, (9999,)),
-    (torch.float16, (2048,)),
-    (torch.int32, (8192,)),
-    (torch.int16, (8192,)),
-    (torch.int32, (153, 834)),
-]
-
-
-def vadd_tiling(launch, x, y):
-    """pyasc's vadd_launch: 16 blocks, 512-element tiles, the tiling in a KernelConfig."""
+@pytest.mark.parametrize("size, past_the_end", [((1000,), True), ((8192,), False)])
+def test_vadd_tiling_warns_exactly_when_tiles_run_past_the_tensors(size, past_the_end):
+    """pyasc's launch: 16 blocks of whole 512-element tiles. Over 1000 elements every block runs past
+    its part and the last past the tensors, as on the device: bounds "warn" reports it; over 8192
+    each block is one tile and nothing runs past."""
+    x, y = operand(torch.float32, size), operand(torch.float32, size)
     z = torch.zeros_like(x)
-    use_core_num = 16
-    block_length = (z.numel() + use_core_num - 1) // use_core_num
-    tile_length = 512
-    tile_config = sp.TileConfig(tile_length=tile_length, tile_num=0)
-    tile_config.tile_num = (block_length + tile_length - 1) // tile_length
-    kernel_config = sp.KernelConfig(tile=tile_config)
-    kernel_config.block = sp.BlockConfig(block_length=block_length)
-    # Every block moves whole 512-element tiles, past its block (and, in the last, past the
-    # tensors) as on the device: bounds "warn" lets the launch do what the device does.
-    result = launch(sp.vadd_tiling_kernel, use_core_num, x, y, z, 1, kernel_config)
-    past_the_end = (use_core_num - 1) * block_length + tile_config.tile_num * tile_length > z.numel()
-    return z, result, past_the_end
-
-
-def vadd_inputs(dtype, size):
-    generator = torch.Generator().manual_seed(7)
-    if dtype in (torch.float16, torch.float32):
-        return (torch.randn(size, dtype=dtype, generator=generator),
-                torch.randn(size, dtype=dtype, generator=generator))
-    return (torch.randint(-100, 99, size, dtype=dtype, generator=generator),
-            torch.randint(-100, 99, size, dtype=dtype, generator=generator))
-
-
-@pytest.mark.parametrize("dtype, size", VADD_TILING_CASES)
-def test_vadd_tiling_in_process(dtype, size):
-    x, y = vadd_inputs(dtype, size)
-    z, result, past_the_end = vadd_tiling(lambda *a: ascrun.run_local(*a, bounds="warn"), x, y)
+    block_length = (z.numel() + 15) // 16
+    config = vt.KernelConfig(block=vt.BlockConfig(block_length=block_length),
+                             tile=vt.TileConfig(tile_length=512, tile_num=(block_length + 511) // 512))
+    result = ascrun.run_local(vt.vadd_kernel, 16, x, y, z, 1, config, bounds="warn")
     assert torch.equal(z, x + y)
     assert bool(result.warnings) == past_the_end
-
-
-@pytest.mark.parametrize("dtype, size", VADD_TILING_CASES)
-def test_vadd_tiling_through_the_service(client, dtype, size):
-    x, y = vadd_inputs(dtype, size)
-    z, _, _ = vadd_tiling(lambda *a: client.launch(*a, bounds="warn"), x, y)
-    assert torch.equal(z, x + y)
 
 
 # --- through the service ----------------------------------------------------------------------
@@ -234,21 +199,23 @@ def test_malformed_struct_arguments_are_a_422(service, change, message):
 
 
 def test_struct_arguments_from_a_script_without_pyasc(bare_python, service, tmp_path):  # noqa: F811
-    script = tmp_path / "vadd_tiling.py"
+    script = tmp_path / "scaled_tiles.py"
     script.write_text(f"""import sys
 import numpy as np
 import asc.lib.runtime as rt
 sys.path.insert(0, {str(ROOT / 'tests' / 'kernels')!r})
 import struct_params as sp
 
-x = np.arange(1000, dtype=np.float32)
-y = np.full(1000, 0.5, np.float32)
-z = np.zeros_like(x)
-config = sp.KernelConfig(tile=sp.TileConfig(tile_length=64, tile_num=1))
-config.block = sp.BlockConfig(block_length=63)
-sp.vadd_tiling_kernel[16, rt.current_stream()](x, y, z, 1, config)
-assert np.array_equal(z, x + y), z
-print("struct launch ok", type(config).__module__, "standin" in sp.asc.__file__)
+x = np.linspace(-3, 5, 1024, dtype=np.float32)
+z, words, seeds = np.zeros_like(x), np.zeros(4, np.int64), np.zeros(1, np.uint64)
+tiling = sp.Tiling(block_length=256, tile_length=64, tile_num=0)
+tiling.tile_num = 4
+params = sp.ScaledTiles(tiling=tiling, flag=-7, affine=sp.Affine(scale=2.5, bias=-1.0))
+params.marks = sp.Marks(shift=-3, offset=-5, enabled=True, seed=2 ** 64 - 3)
+sp.scaled_tiles_kernel[4, rt.current_stream()](x, z, words, seeds, params)
+assert np.array_equal(z, x * np.float32(2.5) - np.float32(1.0)), z
+assert words.tolist() == [-5, -3, -7, 1] and seeds.tolist() == [2 ** 64 - 3], (words, seeds)
+print("struct launch ok", type(params).__module__, "standin" in sp.asc.__file__)
 """)
     out = ascrun_cli("exec", "--bounds", "warn", "--url", service.url, script, python=bare_python, cwd=tmp_path)
     assert (out.returncode, out.stdout) == (0, "struct launch ok struct_params True\n"), out.stderr

@@ -1,80 +1,12 @@
-"""Kernels taking pyasc Struct parameters (asc.language.core.struct), for test_struct_params.py.
+"""Kernels taking pyasc Struct parameters (asc.language.core.struct), for test_struct_params.py
+(pyasc's own nested-Struct kernel is tests/pyasc_port/test_vadd_tiling.py).
 
-vadd_tiling_kernel has the body and parameter list of pyasc's
-python/test/generalization/basic/test_vadd_tiling.py (a KernelConfig nesting a BlockConfig and
-a TileConfig, read as kernel_config.tile.tile_length); scaled_tiles_kernel takes a struct of
-several field dtypes and reports the 64-bit, int8 and bool fields it read.
+scaled_tiles_kernel takes a struct of several field dtypes and reports the 64-bit, int8 and bool
+fields it read.
 """
 import asc
 from asc.language.core.dtype import KnownTypes as KT
 from asc.language.core.struct import Field, Struct, StructField
-
-
-class BlockConfig(Struct):
-    block_length = Field(dtype=KT.int32, default=0)
-
-
-class TileConfig(Struct):
-    tile_length = Field(dtype=KT.int32, default=0)
-    tile_num = Field(dtype=KT.int32, default=0)
-
-
-class KernelConfig(Struct):
-    block = StructField(BlockConfig)
-    tile = StructField(TileConfig)
-
-
-@asc.jit
-def vadd_tiling_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress,
-                       buffer_num: asc.ConstExpr[int], kernel_config: KernelConfig):
-    offset = asc.get_block_idx() * kernel_config.block.block_length
-    x_gm = asc.GlobalTensor()
-    y_gm = asc.GlobalTensor()
-    z_gm = asc.GlobalTensor()
-    x_gm.set_global_buffer(x + offset)
-    y_gm.set_global_buffer(y + offset)
-    z_gm.set_global_buffer(z + offset)
-    pipe = asc.TPipe()
-    in_queue_x = asc.TQue(asc.TPosition.VECIN, 1)
-    in_queue_y = asc.TQue(asc.TPosition.VECIN, 1)
-    out_queue_z = asc.TQue(asc.TPosition.VECOUT, 1)
-    pipe.init_buffer(que=in_queue_x, num=buffer_num, len=kernel_config.tile.tile_length * x.dtype.sizeof())
-    pipe.init_buffer(que=in_queue_y, num=buffer_num, len=kernel_config.tile.tile_length * y.dtype.sizeof())
-    pipe.init_buffer(que=out_queue_z, num=buffer_num, len=kernel_config.tile.tile_length * z.dtype.sizeof())
-    for i in range(kernel_config.tile.tile_num):
-        copy_in(i, x_gm, y_gm, in_queue_x, in_queue_y, kernel_config.tile.tile_length)
-        compute(z_gm, in_queue_x, in_queue_y, out_queue_z, kernel_config.tile.tile_length)
-        copy_out(i, z_gm, out_queue_z, kernel_config.tile.tile_length)
-
-
-@asc.jit
-def copy_in(i: int, x_gm: asc.GlobalAddress, y_gm: asc.GlobalAddress, in_queue_x: asc.TQue, in_queue_y: asc.TQue,
-            tile_length: int):
-    x_local = in_queue_x.alloc_tensor(x_gm.dtype)
-    y_local = in_queue_y.alloc_tensor(y_gm.dtype)
-    asc.data_copy(x_local, x_gm[i * tile_length:], count=tile_length)
-    asc.data_copy(y_local, y_gm[i * tile_length:], count=tile_length)
-    in_queue_x.enque(x_local)
-    in_queue_y.enque(y_local)
-
-
-@asc.jit
-def compute(z_gm: asc.GlobalTensor, in_queue_x: asc.TQue, in_queue_y: asc.TQue, out_queue_z: asc.TQue,
-            tile_length: int):
-    x_local = in_queue_x.deque(z_gm.dtype)
-    y_local = in_queue_y.deque(z_gm.dtype)
-    z_local = out_queue_z.alloc_tensor(z_gm.dtype)
-    asc.add(z_local, x_local, y_local, tile_length)
-    out_queue_z.enque(z_local)
-    in_queue_x.free_tensor(x_local)
-    in_queue_y.free_tensor(y_local)
-
-
-@asc.jit
-def copy_out(i: int, z_gm: asc.GlobalTensor, out_queue_z: asc.TQue, tile_length: int):
-    z_local = out_queue_z.deque(z_gm.dtype)
-    asc.data_copy(z_gm[i * tile_length:], z_local, count=tile_length)
-    out_queue_z.free_tensor(z_local)
 
 
 # --- several field dtypes: int8 between wider fields (padding), bool, int64/uint64, float32 ----
