@@ -9,8 +9,7 @@ The generalization tests run on backend NPU and make their tensors with device="
 under ascrun. Their kernels' tail blocks read and write whole tiles past the ends of their tensors
 (block_length rounds up to a tile), which the device performs silently: the run uses
 --ascrun-bounds warn, so those accesses are warnings in the report and the asserts judge the
-elements the tensors have. FAILING lists the cases that fail today and why; when a gap is closed
-its cases pass and this test fails until their entry is removed.
+elements the tensors have. Every case must pass.
 """
 import os
 import subprocess
@@ -20,34 +19,15 @@ from pathlib import Path
 
 import pytest
 
-FILES = ["kernels/test_vadd.py", *(f"generalization/basic/test_{name}.py" for name in (
-    "vadd", "vadd_bits", "vadd_l0", "vadd_sw", "vadd_tiling", "vadds", "vsqrt", "duplicate", "axpy", "copy",
-    "transpose", "transpose_ext"))]
-TESTS = 67  # the cases of FILES at pyasc cecba26ace65 (2026-06-30)
-
-# JUnit classname -> (the failing cases, or None for all of the file's, a fragment of their failure message)
-FAILING = {
-    # the bundle takes only literal @asc.jit options, not kernel_type=config.KernelType.AIV_ONLY
-    "generalization.basic.test_vadd_bits": (None, "): must be decorated with exactly @asc.jit or @asc.jit(option=literal"),
-    "generalization.basic.test_vadd_l0": (None, "): must be decorated with exactly @asc.jit or @asc.jit(option=literal"),
-    # the cpu runtime lacks LocalTensor::GetPhyAddr/SetAddrWithOffset/Get-/SetUserTag, TPipe::Alloc-/ReleaseEventID
-    "generalization.basic.test_vadd_sw": (None, "has no member named ‘GetPhyAddr’"),
-    # a Struct kernel parameter (KernelConfig)
-    "generalization.basic.test_vadd_tiling": (None, "BundleRejected: kernel reads global 'KernelConfig'"),
-    # size 1: Copy of 4 repeats x 64 floats in 32-byte buffers, its dst overlapping its src: undefined on the device
-    "generalization.basic.test_copy": (["test_copy[Backend.NPU-dtype1-size1]"],
-                                       "Copy: dst range [0x20, 0x420) overlaps src range [0x0, 0x400) in a way the "
-                                       "hardware does not define"),
-}
+FILES = ["kernels/test_vadd.py", "kernels/insert_sync/test_vadd.py", "kernels/insert_sync/test_vadd_scalar.py",
+         *(f"generalization/basic/test_{name}.py" for name in (
+             "vadd", "vadd_bits", "vadd_l0", "vadd_sw", "vadd_tiling", "vadds", "vsqrt", "duplicate", "axpy", "copy",
+             "transpose", "transpose_ext"))]
+TESTS = 69  # the cases of FILES at pyasc cecba26ace65 (2026-06-30)
 # generalization test_vadd's size-1000 case: blocks 8-15 (of 16, 63 elements each) copy out whole 512-element tiles
 TAIL_WARNING = ("warning: block 8: DataCopy(UB->GM): elements [504, 1016) of tensor argument 'z' are outside its 1000 "
                 "elements (bounds=warn: the part past its end went to a guard zone, dropped after the launch) "
                 "(8 times in 8 blocks; the first shown)")
-
-
-def _expected_to_fail(classname: str, name: str) -> str | None:
-    cases, fragment = FAILING.get(classname, ([], None))
-    return fragment if cases is None or name in cases else None
 
 
 def test_pyasc_own_vector_tests_through_the_pool(service, tmp_path, capsys):
@@ -70,17 +50,10 @@ def test_pyasc_own_vector_tests_through_the_pool(service, tmp_path, capsys):
     with capsys.disabled():
         print(f"\npyasc's own vector tests through the pool: {len(passed)} of {len(cases)} pass")
 
-    expected_failures = [case for case in cases if _expected_to_fail(case.get("classname"), case.get("name"))]
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == (
-        str(TESTS), str(len(expected_failures)), "0", "0"), out.stdout[-3000:]
-    for case in cases:
-        fragment = _expected_to_fail(case.get("classname"), case.get("name"))
-        failure = case.find("failure")
-        where = f"{case.get('classname')}::{case.get('name')}"
-        if fragment is None:
-            assert failure is None, f"{where}: {failure.get('message')}"
-        else:
-            assert failure is not None, f"{where} passes now: remove it from FAILING"
-            assert fragment in failure.get("message"), f"{where}: {failure.get('message')}"
-    assert out.returncode == (1 if expected_failures else 0), out.stdout[-3000:]
+    failed = {f"{case.get('classname')}::{case.get('name')}": case.find("failure").get("message")
+              for case in cases if case.find("failure") is not None}
+    assert failed == {}, out.stdout[-3000:]
+    assert (suite.get("tests"), suite.get("errors"), suite.get("skipped")) == (str(TESTS), "0", "0"), \
+        out.stdout[-3000:]
+    assert out.returncode == 0, out.stdout[-3000:]
     assert TAIL_WARNING in out.stdout.splitlines()

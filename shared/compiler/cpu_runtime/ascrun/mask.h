@@ -217,16 +217,10 @@ bool make_plan(BlockContext& b, const char* api, bool set_mask, Arg arg, uint64_
         b.mask_lo = lo;
         b.mask_hi = hi;
     } else {
-        // 32-bit elements: mask[1] selects nothing (a repeat holds 64) and Atlas A2/A3 take it as it
-        // is: the reference's "maskHigh must be 0 for type b32 and b64" check is for
-        // __NPU_ARCH__ 3510/5102 only, and its own SetMask(len >= 128) and ResetMask write
-        // FULL_MASK there for every type (kernel_utils_base.h).
-        if (sizeof(T) == 8 && (m1 != 0 || (m0 >> 32) != 0)) {
-            fault(format("%s<%s>: mask = [0x%llx, 0x%llx] must have mask[1] = 0 and mask[0] < 2^32 for 64-bit "
-                         "elements (a repeat holds 32)",
-                         api, TypeName<T>::c(), static_cast<unsigned long long>(m0),
-                         static_cast<unsigned long long>(m1)));
-        }
+        // 32- and 64-bit elements: the bits past a repeat's 64 or 32 elements select nothing, and
+        // Atlas A2/A3 take the mask as it is: the reference's "maskHigh must be 0 for type b32 and
+        // b64" check is for __NPU_ARCH__ 3510/5102 only, and its own SetMask(len >= 128) and
+        // ResetMask write FULL_MASK there for every type (kernel_utils_base.h).
         lo = m0;
         hi = m1;
         b.mask_lo = lo;
