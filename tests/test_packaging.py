@@ -30,7 +30,10 @@ def test_wheel_ships_packages_and_runtime_headers(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for package in PACKAGES:
         assert package.replace(".", "/") + "/__init__.py" in names
-    assert "ascrun/compiler/cpu_runtime/kernel_operator.h" in names
+    runtime = ROOT / "shared" / "compiler" / "cpu_runtime"
+    sources = {f"ascrun/compiler/cpu_runtime/{path.relative_to(runtime)}" for path in runtime.rglob("*")
+               if path.suffix in (".h", ".cpp")}
+    assert "ascrun/compiler/cpu_runtime/ascrun/launch.cpp" in sources and sources <= names
 
 
 def test_bare_wheel_imports_without_pyasc_or_fastapi(wheel, tmp_path):

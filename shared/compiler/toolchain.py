@@ -24,9 +24,9 @@ MAX_DIAGNOSTIC_LINES = 40
 
 
 def runtime_digest() -> str:
-    """sha256 over every runtime header, so a runtime change never reuses an old binary."""
+    """sha256 over every runtime header and source, so a runtime change never reuses an old binary."""
     h = hashlib.sha256()
-    for path in sorted(RUNTIME_DIR.rglob("*.h")):
+    for path in sorted([*RUNTIME_DIR.rglob("*.h"), *RUNTIME_DIR.rglob("*.cpp")]):
         h.update(str(path.relative_to(RUNTIME_DIR)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
@@ -53,22 +53,28 @@ class CpuToolchain:
         parts = [self.target, self.compiler_version, runtime_digest(), " ".join(CPU_FLAGS)]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
-    def _precompiled_header_dir(self) -> Path:
-        """A folder holding kernel_operator.h.gch, built once per toolchain id: parsing the
-        runtime headers is about 40% of a kernel's build. g++ looks for the .gch in each include
-        folder before the header itself, and ignores it unless it matches the flags exactly."""
-        folder = Path(tempfile.gettempdir()) / f"ascrun_pch_{self.id[:24]}"
-        gch = folder / "kernel_operator.h.gch"
-        if not gch.exists():
-            folder.mkdir(parents=True, exist_ok=True)
-            partial = folder / f".{os.getpid()}.gch"
-            flags = [f for f in CPU_FLAGS if f != "-shared"]
-            proc = subprocess.run([self.cxx, *flags, "-x", "c++-header", str(RUNTIME_DIR / "kernel_operator.h"),
-                                   "-o", str(partial)], capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+    def _prebuilt(self) -> tuple[Path, list[Path]]:
+        """(folder, objects), built once per toolchain id (and again if a temp cleaner removed
+        them). The folder holds kernel_operator.h.gch: parsing the runtime headers is about 40% of
+        a kernel's compile; g++ looks for the .gch in each include folder before the header
+        itself, and ignores it unless it matches the flags exactly. The objects are the runtime's
+        sources (launch.cpp: the launch machinery, otherwise most of every kernel's compile).
+        Each file appears atomically, so concurrent builders never see half of one."""
+        folder = Path(tempfile.gettempdir()) / f"ascrun_runtime_{self.id[:24]}"
+        folder.mkdir(parents=True, exist_ok=True)
+        flags = [f for f in CPU_FLAGS if f != "-shared"]
+        outputs = [(folder / "kernel_operator.h.gch", ["-x", "c++-header", str(RUNTIME_DIR / "kernel_operator.h")])]
+        outputs += [(folder / f"{src.stem}.o", ["-c", str(src)]) for src in sorted(RUNTIME_DIR.rglob("*.cpp"))]
+        for out, args in outputs:
+            if out.exists():
+                continue
+            partial = folder / f".{os.getpid()}.{out.name}"
+            proc = subprocess.run([self.cxx, *flags, *args, "-o", str(partial)], capture_output=True, text=True,
+                                  timeout=BUILD_TIMEOUT_S)
             if proc.returncode != 0:
-                raise BuildError(f"the cpu runtime's headers do not compile:\n{_diagnostics(proc.stderr, '')}")
-            os.replace(partial, gch)  # atomic: concurrent builders never see half a header
-        return folder
+                raise BuildError(f"the cpu runtime does not compile:\n{_diagnostics(proc.stderr, '')}")
+            os.replace(partial, out)
+        return folder, [out for out, _ in outputs[1:]]
 
     def build(self, source: str, kernel_name: str) -> bytes:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", kernel_name):
@@ -77,8 +83,9 @@ class CpuToolchain:
             src = Path(tmp) / "kernel.cpp"
             out = Path(tmp) / "kernel.so"
             src.write_text(f"{source}\nASCRUN_EXPORT_KERNEL({kernel_name})\n")
-            cmd = [self.cxx, *CPU_FLAGS, "-I", str(self._precompiled_header_dir()), "-I", str(RUNTIME_DIR),
-                   "-o", str(out), str(src)]
+            include, objects = self._prebuilt()
+            cmd = [self.cxx, *CPU_FLAGS, "-I", str(include), "-I", str(RUNTIME_DIR), "-o", str(out), str(src),
+                   *map(str, objects)]
             try:
                 proc = subprocess.run(cmd, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, cwd=tmp)
             except subprocess.TimeoutExpired:

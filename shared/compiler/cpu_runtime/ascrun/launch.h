@@ -1,4 +1,5 @@
-// ascrun cpu runtime: the launch ABI of a kernel shared library.
+// ascrun cpu runtime: the launch ABI of a kernel shared library (the kernel-independent part of
+// ascrun_launch is in launch.cpp).
 //
 // The toolchain appends `ASCRUN_EXPORT_KERNEL(<kernel>)` to the generated source; it defines
 //
@@ -33,13 +34,10 @@
 //   extern "C" void ascrun_free_report(AscrunReport* report);
 #pragma once
 
-#include <cfenv>
-#include <cstdlib>
-#include <condition_variable>
-#include <initializer_list>
-#include <new>
-#include <thread>
+#include <cstring>
+#include <string>
 #include <tuple>
+#include <utility>
 
 #include "core.h"
 #include "sync.h"
@@ -150,203 +148,24 @@ std::tuple<A...> load_args(void* const* args, std::index_sequence<I...>) {
     return std::tuple<A...>(load_arg<A>(args[I])...);
 }
 
-// Writes "<a><b>" into err (NUL-terminated, truncated to err_cap bytes); never allocates.
-inline int finish(char* err, uint32_t err_cap, int code, const char* a, const char* b = "") noexcept {
-    if (err != nullptr && err_cap > 0) {
-        size_t n = 0;
-        for (const char* part : {a, b}) {
-            for (; *part != '\0' && n + 1 < err_cap; ++part) err[n++] = *part;
-        }
-        err[n] = '\0';
-    }
-    return code;
-}
-inline int finish(char* err, uint32_t err_cap, int code, const std::string& msg) noexcept {
-    return finish(err, err_cap, code, msg.c_str());
-}
-
-inline void report(LaunchContext& lc, uint32_t block, const char* what, const char* detail = "") noexcept {
-    try {
-        lc.record_error(format("block %u: %s%s", block, what, detail));
-    } catch (...) {
-        lc.record_error(std::string());
-    }
-}
-
-// A block's Unified Buffer: kUbBytes, kUbAllocAlign-aligned.
-class UbAllocation {
-public:
-    UbAllocation()
-        : p_(static_cast<uint8_t*>(::operator new(kUbBytes, std::align_val_t(kUbAllocAlign)))) {}
-    ~UbAllocation() { ::operator delete(p_, std::align_val_t(kUbAllocAlign)); }
-    UbAllocation(const UbAllocation&) = delete;
-    UbAllocation& operator=(const UbAllocation&) = delete;
-    uint8_t* get() const { return p_; }
-
-private:
-    uint8_t* p_;
-};
-
-// One block on the calling thread: fresh context and UB contents, the default floating-point
-// environment (round to nearest, no flush-to-zero, whatever the host process set), faults
-// recorded, never throws.
-template <typename Body>
-void run_block(LaunchContext& lc, uint32_t idx, uint8_t* ub, const Body& body) noexcept {
-    std::fenv_t host_env;
-    const bool env_saved = std::fegetenv(&host_env) == 0;
-    std::fesetenv(FE_DFL_ENV);
-    BlockContext ctx;
-    ctx.launch = &lc;
-    ctx.block_idx = idx;
-    ctx.ub = ub;
-    std::memset(ub, kUbPoison, kUbBytes);
-    tls_block = &ctx;
-    try {
-        body();
-        sync::check_block_end(ctx);
-    } catch (const Aborted&) {
-        // another block failed first
-    } catch (const KernelFault& f) {
-        report(lc, idx, f.what());
-    } catch (const std::exception& e) {
-        report(lc, idx, "the kernel threw a C++ exception: ", e.what());
-    } catch (...) {
-        report(lc, idx, "the kernel threw an unknown exception");
-    }
-    lc.report().add(idx, ctx.report);  // what it printed up to its end or fault
-    tls_block = nullptr;
-    if (env_saved) std::fesetenv(&host_env);
-}
-
-// Blocks 0..n-1 on up to kMaxConcurrentBlocks threads: with n <= that, one thread per block.
-// Worker w runs blocks w, w+W, ... where W is the number of threads that could be started.
-template <typename Body>
-void run_blocks(LaunchContext& lc, const Body& body) {
-    const uint32_t n = lc.block_num();
-    const uint32_t want = n < kMaxConcurrentBlocks ? n : kMaxConcurrentBlocks;
-    std::mutex m;
-    std::condition_variable cv;
-    bool open = false;
-    uint32_t workers = 0;
-
-    auto work = [&](uint32_t w, uint32_t count) noexcept {
-        try {
-            UbAllocation ub;
-            for (uint64_t idx = w; idx < n; idx += count) {
-                if (lc.aborting()) break;
-                run_block(lc, static_cast<uint32_t>(idx), ub.get(), body);
-            }
-        } catch (...) {
-            lc.record_error("ascrun: out of memory allocating a block's Unified Buffer");
-        }
-    };
-    auto thread_main = [&](uint32_t w) noexcept {
-        uint32_t count = 0;
-        try {
-            std::unique_lock<std::mutex> lock(m);
-            cv.wait(lock, [&] { return open; });
-            count = workers;
-        } catch (...) {
-            lc.record_error("ascrun: a block thread could not synchronize with the launch");
-            return;
-        }
-        work(w, count);
-    };
-
-    std::vector<std::thread> threads;
-    threads.reserve(want);
-    for (uint32_t w = 0; w < want; ++w) {
-        try {
-            threads.emplace_back(thread_main, w);
-        } catch (...) {
-            break;  // fewer threads: the started ones take the remaining blocks
-        }
-    }
-    {
-        std::lock_guard<std::mutex> lock(m);
-        workers = static_cast<uint32_t>(threads.size());
-        open = true;
-    }
-    cv.notify_all();
-    if (threads.empty()) work(0, 1);  // no thread at all: run the blocks here, in order
-    for (auto& t : threads) t.join();
-}
-
-// A NUL-terminated malloc'd copy (NULL if empty or out of memory), for AscrunReport.
-inline char* c_copy(const std::string& s, uint64_t* bytes) noexcept {
-    *bytes = 0;
-    if (s.empty()) return nullptr;
-    char* p = static_cast<char*>(std::malloc(s.size() + 1));
-    if (p == nullptr) return nullptr;
-    std::memcpy(p, s.c_str(), s.size() + 1);
-    *bytes = s.size();
-    return p;
-}
-
-inline void free_report(AscrunReport* report) noexcept {
-    if (report == nullptr) return;
-    std::free(report->log);
-    std::free(report->warnings);
-    *report = AscrunReport{nullptr, 0, nullptr, 0};
+// The kernel's parameters loaded from args, then the kernel called (once per block).
+template <typename... A>
+void call(void (*kernel)(A...), void* const* args) {
+    std::apply(kernel, load_args<A...>(args, std::index_sequence_for<A...>{}));
 }
 
 template <typename... A>
-int launch(void (*kernel)(A...), uint32_t core_num, void** args, AscrunRegion* regions, uint32_t n_regions,
-           uint32_t bounds, AscrunReport* report, char* err, uint32_t err_cap) noexcept {
-    if (report != nullptr) *report = AscrunReport{nullptr, 0, nullptr, 0};
-    try {
-        if (core_num == 0 || core_num > kMaxCoreNum) {
-            return finish(err, err_cap, 2,
-                          format("ascrun_launch: core_num must be 1 to %u, got %u", kMaxCoreNum, core_num));
-        }
-        constexpr size_t nparams = sizeof...(A);
-        if (nparams > 0 && args == nullptr) {
-            return finish(err, err_cap, 2, format("ascrun_launch: args is NULL but the kernel has %zu parameters", nparams));
-        }
-        for (size_t i = 0; i < nparams; ++i) {
-            if (args[i] == nullptr) {
-                return finish(err, err_cap, 2, format("ascrun_launch: args[%zu] is NULL", i));
-            }
-        }
-        if (n_regions > 0 && regions == nullptr) {
-            return finish(err, err_cap, 2, format("ascrun_launch: regions is NULL but n_regions is %u", n_regions));
-        }
-        if (bounds > static_cast<uint32_t>(Bounds::Warn)) {
-            return finish(err, err_cap, 2,
-                          format("ascrun_launch: bounds must be 0 (fault) or 1 (warn), got %u", bounds));
-        }
-        if (report == nullptr) return finish(err, err_cap, 2, "ascrun_launch: report is NULL");
-        std::vector<Region> regs;
-        regs.reserve(n_regions);
-        for (uint32_t i = 0; i < n_regions; ++i) {
-            const AscrunRegion& r = regions[i];
-            const uintptr_t base = reinterpret_cast<uintptr_t>(r.base);
-            const uint64_t span = r.bytes + r.guard_bytes;
-            if ((base == 0 && span > 0) || span < r.bytes || base + span < base) {
-                return finish(err, err_cap, 2, format("ascrun_launch: region %u has an invalid range", i));
-            }
-            regs.push_back(Region{base, r.bytes, r.name != nullptr ? std::string(r.name) : format("#%u", i),
-                                  r.guard_bytes});
-        }
-        const std::tuple<A...> values = load_args<A...>(args, std::index_sequence_for<A...>{});
-
-        LaunchContext lc(core_num, std::move(regs), static_cast<Bounds>(bounds));
-        run_blocks(lc, [&] { std::apply(kernel, values); });
-
-        for (uint32_t i = 0; i < n_regions; ++i) regions[i].written = lc.written(i) ? 1u : 0u;
-        report->log = c_copy(lc.report().log(), &report->log_bytes);
-        report->warnings = c_copy(lc.report().warnings(), &report->warnings_bytes);
-        if (lc.has_error()) {
-            const std::string& e = lc.error();
-            return finish(err, err_cap, 1, e.empty() ? "a block faulted (out of memory formatting the message)" : e.c_str());
-        }
-        return finish(err, err_cap, 0, "");
-    } catch (const std::exception& e) {
-        return finish(err, err_cap, 1, "ascrun_launch: runtime error: ", e.what());
-    } catch (...) {
-        return finish(err, err_cap, 1, "ascrun_launch: unknown runtime error");
-    }
+constexpr uint32_t param_count(void (*)(A...)) {
+    return sizeof...(A);
 }
+
+// The kernel-independent rest of ascrun_launch, compiled once per toolchain (launch.cpp) rather
+// than in every kernel: checks the call, runs blocks 0..core_num-1 (each calling invoke(args)),
+// fills regions' written flags and the report.
+int launch(uint32_t nparams, void (*invoke)(void* const* args), uint32_t core_num, void** args,
+           AscrunRegion* regions, uint32_t n_regions, uint32_t bounds, AscrunReport* report, char* err,
+           uint32_t err_cap) noexcept;
+void free_report(AscrunReport* report) noexcept;
 
 }  // namespace abi
 }  // namespace ascrun
@@ -363,8 +182,9 @@ int launch(void (*kernel)(A...), uint32_t core_num, void** args, AscrunRegion* r
     extern "C" __attribute__((visibility("default"))) int ascrun_launch(                                 \
         uint32_t core_num, void** args, AscrunRegion* regions, uint32_t n_regions, uint32_t bounds,      \
         AscrunReport* report, char* err, uint32_t err_cap) {                                             \
-        return ::ascrun::abi::launch(&kernel, core_num, args, regions, n_regions, bounds, report, err,   \
-                                     err_cap);                                                           \
+        return ::ascrun::abi::launch(                                                                    \
+            ::ascrun::abi::param_count(&kernel), [](void* const* a) { ::ascrun::abi::call(&kernel, a); }, \
+            core_num, args, regions, n_regions, bounds, report, err, err_cap);                           \
     }                                                                                                    \
     extern "C" __attribute__((visibility("default"))) void ascrun_free_report(AscrunReport* report) {    \
         ::ascrun::abi::free_report(report);                                                              \
