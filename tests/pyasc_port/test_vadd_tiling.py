@@ -8,7 +8,7 @@ import ascrun
 from asc.language.core.dtype import KnownTypes as KT
 from asc.language.core.struct import Field, Struct, StructField
 
-from .inputs import operand
+from .inputs import VADD_CASES, operand
 
 
 class BlockConfig(Struct):
@@ -97,15 +97,7 @@ def vadd_launch(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return z
 
 
-CASES = [
-    pytest.param(torch.float32, (1000,)),
-    pytest.param(torch.float32, (1,)),
-    pytest.param(torch.float32, (9999,)),
-    pytest.param(torch.float16, (2048,)),
-    pytest.param(torch.int32, (8192,)),
-    pytest.param(torch.int16, (8192,)),
-    pytest.param(torch.int32, (153, 834)),
-]
+CASES = VADD_CASES
 
 
 @pytest.mark.parametrize("dtype, size", CASES)

@@ -5,7 +5,7 @@ import torch
 import asc
 import asc.lib.runtime as rt
 
-from .inputs import operand, scalar_operand
+from .inputs import VADD_CASES, operand, scalar_operand
 
 
 @asc.jit
@@ -62,15 +62,7 @@ def vadds_launch(x: torch.Tensor, scalar) -> torch.Tensor:
     return z
 
 
-CASES = [
-    pytest.param(torch.float32, (1000,)),
-    pytest.param(torch.float32, (1,)),
-    pytest.param(torch.float32, (9999,)),
-    pytest.param(torch.float16, (2048,)),
-    pytest.param(torch.int32, (8192,)),
-    pytest.param(torch.int16, (8192,)),
-    pytest.param(torch.int32, (153, 834)),
-]
+CASES = VADD_CASES
 
 
 @pytest.mark.parametrize("dtype, size", CASES)
