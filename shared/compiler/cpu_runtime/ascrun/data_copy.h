@@ -86,19 +86,27 @@ inline uint64_t moved_elements(BlockContext& b, const char* api, uint64_t count,
 
 inline uint64_t round_up_32(uint64_t v) { return (v + 31) / 32 * 32; }
 
-// DataCopy with DataCopyParams: `count` blocks of `len` bytes; block i at i * (len + gap) bytes
-// on each side. Returns false for a NOP. Range checks on the whole span of each side.
-inline bool strided_blocks(const char* api, const AscendC::DataCopyParams& p) {
-    if (p.blockCount > 4095) {
-        fault(format("%s: blockCount %u is outside [0, 4095]", api, p.blockCount));
-    }
-    return p.blockCount != 0 && p.blockLen != 0;
-}
 inline uint64_t span_bytes(uint64_t count, uint64_t len, uint64_t gap) { return (count - 1) * (len + gap) + len; }
 
 inline void copy_rows(uint8_t* d, uint64_t d_pitch, const uint8_t* s, uint64_t s_pitch, uint64_t count, uint64_t len) {
     for (uint64_t i = 0; i < count; ++i) std::memcpy(d + i * d_pitch, s + i * s_pitch, static_cast<size_t>(len));
 }
+
+// DataCopy with DataCopyParams, in bytes: blockCount rows of blockLen 32-byte blocks, row i at
+// i * (len + stride * 32) on each side. Range checks cover each side's whole span.
+struct StridedRows {
+    uint64_t count, len, d_pitch, s_pitch, d_span, s_span;
+
+    StridedRows(const char* api, const AscendC::DataCopyParams& p)
+        : count(p.blockCount), len(uint64_t(p.blockLen) * 32), d_pitch(len + uint64_t(p.dstStride) * 32),
+          s_pitch(len + uint64_t(p.srcStride) * 32) {
+        if (count > 4095) fault(format("%s: blockCount %llu is outside [0, 4095]", api, (unsigned long long)count));
+        d_span = empty() ? 0 : span_bytes(count, len, d_pitch - len);
+        s_span = empty() ? 0 : span_bytes(count, len, s_pitch - len);
+    }
+    bool empty() const { return count == 0 || len == 0; }  // a NOP
+    void copy(uint8_t* d, const uint8_t* s) const { copy_rows(d, d_pitch, s, s_pitch, count, len); }
+};
 
 template <typename T>
 void check_ub_disjoint(const char* api, const AscendC::LocalTensor<T>& dst, uint64_t d_bytes,
@@ -238,14 +246,11 @@ void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataC
     static_assert(ascrun::copy::supported_v<T>, "DataCopy: unsupported element type");
     constexpr const char* api = "DataCopy(GM->UB, DataCopyParams)";
     ascrun::BlockContext& b = ascrun::enter();
-    if (!ascrun::copy::strided_blocks(api, p)) return;
-    const uint64_t len = uint64_t(p.blockLen) * 32;
-    const uint64_t d_span = ascrun::copy::span_bytes(p.blockCount, len, uint64_t(p.dstStride) * 32);
-    const uint64_t s_span = ascrun::copy::span_bytes(p.blockCount, len, uint64_t(p.srcStride) * 32);
-    auto* d = reinterpret_cast<uint8_t*>(ascrun::ub_operand(b, api, "dst", dst, d_span / sizeof(T)));
-    const auto* s = reinterpret_cast<const uint8_t*>(src.ascrun_access(b, api, 0, s_span / sizeof(T), false));
-    ascrun::copy::copy_rows(d, len + uint64_t(p.dstStride) * 32, s, len + uint64_t(p.srcStride) * 32, p.blockCount,
-                            len);
+    const ascrun::copy::StridedRows rows(api, p);
+    if (rows.empty()) return;
+    auto* d = reinterpret_cast<uint8_t*>(ascrun::ub_operand(b, api, "dst", dst, rows.d_span / sizeof(T)));
+    const auto* s = reinterpret_cast<const uint8_t*>(src.ascrun_access(b, api, 0, rows.s_span / sizeof(T), false));
+    rows.copy(d, s);
 }
 
 // UB -> GM
@@ -254,14 +259,11 @@ void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataC
     static_assert(ascrun::copy::supported_v<T>, "DataCopy: unsupported element type");
     constexpr const char* api = "DataCopy(UB->GM, DataCopyParams)";
     ascrun::BlockContext& b = ascrun::enter();
-    if (!ascrun::copy::strided_blocks(api, p)) return;
-    const uint64_t len = uint64_t(p.blockLen) * 32;
-    const uint64_t d_span = ascrun::copy::span_bytes(p.blockCount, len, uint64_t(p.dstStride) * 32);
-    const uint64_t s_span = ascrun::copy::span_bytes(p.blockCount, len, uint64_t(p.srcStride) * 32);
-    const auto* s = reinterpret_cast<const uint8_t*>(ascrun::ub_operand(b, api, "src", src, s_span / sizeof(T)));
-    auto* d = reinterpret_cast<uint8_t*>(dst.ascrun_access(b, api, 0, d_span / sizeof(T), true));
-    ascrun::copy::copy_rows(d, len + uint64_t(p.dstStride) * 32, s, len + uint64_t(p.srcStride) * 32, p.blockCount,
-                            len);
+    const ascrun::copy::StridedRows rows(api, p);
+    if (rows.empty()) return;
+    const auto* s = reinterpret_cast<const uint8_t*>(ascrun::ub_operand(b, api, "src", src, rows.s_span / sizeof(T)));
+    auto* d = reinterpret_cast<uint8_t*>(dst.ascrun_access(b, api, 0, rows.d_span / sizeof(T), true));
+    rows.copy(d, s);
 }
 
 // UB -> UB
@@ -270,15 +272,12 @@ void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCo
     static_assert(ascrun::copy::supported_v<T>, "DataCopy: unsupported element type");
     constexpr const char* api = "DataCopy(UB->UB, DataCopyParams)";
     ascrun::BlockContext& b = ascrun::enter();
-    if (!ascrun::copy::strided_blocks(api, p)) return;
-    const uint64_t len = uint64_t(p.blockLen) * 32;
-    const uint64_t d_span = ascrun::copy::span_bytes(p.blockCount, len, uint64_t(p.dstStride) * 32);
-    const uint64_t s_span = ascrun::copy::span_bytes(p.blockCount, len, uint64_t(p.srcStride) * 32);
-    auto* d = reinterpret_cast<uint8_t*>(ascrun::ub_operand(b, api, "dst", dst, d_span / sizeof(T)));
-    const auto* s = reinterpret_cast<const uint8_t*>(ascrun::ub_operand(b, api, "src", src, s_span / sizeof(T)));
-    ascrun::copy::check_ub_disjoint(api, dst, d_span, src, s_span);
-    ascrun::copy::copy_rows(d, len + uint64_t(p.dstStride) * 32, s, len + uint64_t(p.srcStride) * 32, p.blockCount,
-                            len);
+    const ascrun::copy::StridedRows rows(api, p);
+    if (rows.empty()) return;
+    auto* d = reinterpret_cast<uint8_t*>(ascrun::ub_operand(b, api, "dst", dst, rows.d_span / sizeof(T)));
+    const auto* s = reinterpret_cast<const uint8_t*>(ascrun::ub_operand(b, api, "src", src, rows.s_span / sizeof(T)));
+    ascrun::copy::check_ub_disjoint(api, dst, rows.d_span, src, rows.s_span);
+    rows.copy(d, s);
 }
 
 // ---- DataCopyPad ------------------------------------------------------------------------------------
