@@ -40,7 +40,6 @@
 #include <utility>
 
 #include "core.h"
-#include "sync.h"
 
 extern "C" {
 struct AscrunRegion {
