@@ -1,11 +1,17 @@
 """run_local on the cpu target: pyasc's tutorials and the count-form instructions against numpy,
 and every runtime check provoked."""
+import os
+import stat
+import tempfile
+
 import numpy as np
 import pytest
 
 import ascrun
 import faulty
 import ops
+from ascrun.compiler.errors import BuildError
+from ascrun.compiler.toolchain import CpuToolchain
 
 RNG = np.random.default_rng(2025)
 
@@ -164,3 +170,26 @@ def test_non_contiguous_numpy_output_is_copied_back(add_example):
     ascrun.run_local(add_example.vadd_kernel, 2, x, y, z, 2048)
     np.testing.assert_array_equal(backing[:, 0], x + y)
     assert not backing[:, 1].any()
+
+
+EMPTY_KERNEL = '#include "kernel_operator.h"\nextern "C" __global__ __aicore__ void k(__gm__ float* x) {}\n'
+
+
+def test_toolchain_prebuilds_the_runtime_in_a_private_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    assert CpuToolchain().build(EMPTY_KERNEL, "k").startswith(b"\x7fELF")
+    private = tmp_path / f"ascrun-{os.getuid()}"
+    [runtime] = private.iterdir()
+    assert stat.S_IMODE(private.stat().st_mode) == 0o700
+    assert sorted(p.name for p in runtime.iterdir()) == ["kernel_operator.h.gch", "launch.o"]
+
+
+def test_toolchain_refuses_a_runtime_folder_others_can_write(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    shared = tmp_path / f"ascrun-{os.getuid()}"
+    shared.mkdir()
+    shared.chmod(0o777)  # another user could plant objects that every kernel would link
+    with pytest.raises(BuildError) as e:
+        CpuToolchain().build(EMPTY_KERNEL, "k")
+    assert str(e.value) == (f"{shared} is not a folder private to this user (mode 700, owned by uid {os.getuid()}): "
+                            "remove it, ascrun makes it anew")

@@ -25,6 +25,7 @@ from typing import Any, Dict, List, Sequence
 import numpy as np
 
 from .errors import KernelError, KernelRuntimeError
+from .tempdir import private_temp_dir
 
 ERROR_CAPACITY = 4096
 MAX_CORE_NUM = 65535
@@ -94,8 +95,7 @@ class _Library:
 class CpuRunner:
     """Loads cpu artifacts (once per distinct binary and process) and launches them."""
 
-    def __init__(self, library_dir: str | os.PathLike | None = None):
-        self.library_dir = Path(library_dir or tempfile.mkdtemp(prefix="ascrun_libs_"))
+    def __init__(self):
         self._libraries: Dict[str, _Library] = {}
         self._lock = threading.Lock()
 
@@ -104,12 +104,13 @@ class CpuRunner:
         with self._lock:
             library = self._libraries.get(digest)
             if library is None:
-                path = self.library_dir / f"{digest}.so"
-                if not path.exists():
-                    tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-                    tmp.write_bytes(artifact)
-                    os.replace(tmp, path)
-                library = self._libraries[digest] = _Library(path)
+                fd, name = tempfile.mkstemp(prefix=f"{digest[:16]}_", suffix=".so", dir=private_temp_dir())
+                try:
+                    with os.fdopen(fd, "wb") as f:
+                        f.write(artifact)
+                    library = self._libraries[digest] = _Library(Path(name))
+                finally:
+                    os.unlink(name)  # loaded, the mapping stays: nothing is left behind, even if killed later
             return library
 
     def run(self, artifact: bytes, core_num: int, params: Sequence[Dict[str, str]], kernel_args: Sequence[str],

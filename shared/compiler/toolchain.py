@@ -15,6 +15,7 @@ from functools import cached_property
 from pathlib import Path
 
 from .errors import BuildError
+from .tempdir import private_temp_dir
 
 RUNTIME_DIR = Path(__file__).with_name("cpu_runtime")
 BUILD_TIMEOUT_S = 300
@@ -60,8 +61,8 @@ class CpuToolchain:
         itself, and ignores it unless it matches the flags exactly. The objects are the runtime's
         sources (launch.cpp: the launch machinery, otherwise most of every kernel's compile).
         Each file appears atomically, so concurrent builders never see half of one."""
-        folder = Path(tempfile.gettempdir()) / f"ascrun_runtime_{self.id[:24]}"
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = private_temp_dir() / f"runtime_{self.id[:24]}"
+        folder.mkdir(exist_ok=True)
         flags = [f for f in CPU_FLAGS if f != "-shared"]
         outputs = [(folder / "kernel_operator.h.gch", ["-x", "c++-header", str(RUNTIME_DIR / "kernel_operator.h")])]
         outputs += [(folder / f"{src.stem}.o", ["-c", str(src)]) for src in sorted(RUNTIME_DIR.rglob("*.cpp"))]
