@@ -80,7 +80,7 @@ class CpuToolchain:
     def build(self, source: str, kernel_name: str) -> bytes:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", kernel_name):
             raise BuildError(f"kernel name {kernel_name!r} is not a C identifier")
-        with tempfile.TemporaryDirectory(prefix="ascrun_build_") as tmp:
+        with tempfile.TemporaryDirectory(prefix="build_", dir=private_temp_dir()) as tmp:
             src = Path(tmp) / "kernel.cpp"
             out = Path(tmp) / "kernel.so"
             src.write_text(f"{source}\nASCRUN_EXPORT_KERNEL({kernel_name})\n")
