@@ -193,3 +193,16 @@ def test_toolchain_refuses_a_runtime_folder_others_can_write(tmp_path, monkeypat
         CpuToolchain().build(EMPTY_KERNEL, "k")
     assert str(e.value) == (f"{shared} is not a folder private to this user (mode 700, owned by uid {os.getuid()}): "
                             "remove it, ascrun makes it anew")
+
+
+def test_toolchain_removes_build_folders_that_killed_builds_left(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    private = tmp_path / f"ascrun-{os.getuid()}"
+    private.mkdir(mode=0o700)
+    stale, live = private / "build_stale", private / "build_live"
+    stale.mkdir()
+    live.mkdir()
+    (stale / "kernel.cpp").write_text("")
+    os.utime(stale, (0, 0))  # older than any build may run
+    CpuToolchain().build(EMPTY_KERNEL, "k")
+    assert not stale.exists() and live.exists()

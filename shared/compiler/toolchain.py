@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from functools import cached_property
 from pathlib import Path
 
@@ -80,6 +81,7 @@ class CpuToolchain:
     def build(self, source: str, kernel_name: str) -> bytes:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", kernel_name):
             raise BuildError(f"kernel name {kernel_name!r} is not a C identifier")
+        _remove_stale_builds()
         with tempfile.TemporaryDirectory(prefix="build_", dir=private_temp_dir()) as tmp:
             src = Path(tmp) / "kernel.cpp"
             out = Path(tmp) / "kernel.so"
@@ -95,6 +97,18 @@ class CpuToolchain:
                 raise BuildError(f"the C++ build of '{kernel_name}' failed (the generated Ascend C uses something "
                                  f"the cpu runtime lacks, or is invalid):\n{_diagnostics(proc.stderr, tmp)}")
             return out.read_bytes()
+
+
+def _remove_stale_builds() -> None:
+    """Build folders of processes killed mid-build (a job's timeout, a SIGKILLed worker): older than
+    any live build can be."""
+    cutoff = time.time() - 2 * BUILD_TIMEOUT_S
+    for folder in private_temp_dir().glob("build_*"):
+        try:
+            if folder.stat().st_mtime < cutoff:
+                shutil.rmtree(folder, ignore_errors=True)
+        except FileNotFoundError:
+            pass  # another builder removed it first
 
 
 def _diagnostics(stderr: str, tmp: str) -> str:
