@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from . import npu_host
 from .client import Client
 from .compiler.bundle import collect
 from .compiler.errors import KernelError
@@ -289,9 +290,7 @@ def add_parsers(sub: Any) -> None:
 
     exec_ = add("exec", cmd_exec, "run a pyasc script unmodified, its kernel launches on the service",
                 (common, launching))
-    exec_.add_argument("--no-npu-host", action="store_true",
-                       help="leave torch's device 'npu' alone; by default, where torch_npu is not installed, "
-                            "device='npu' tensors are host tensors under ascrun (the pool is the NPU)")
+    exec_.add_argument("--no-npu-host", action="store_true", help=npu_host.OPTION_HELP)
     exec_.add_argument("script", metavar="SCRIPT.py")
     exec_.add_argument("script_args", nargs=argparse.REMAINDER, metavar="-- SCRIPT_ARGS")
     launch = add("launch", cmd_launch, "launch one kernel of a file with arguments from the command line",

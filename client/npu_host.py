@@ -21,6 +21,8 @@ import sys
 from typing import Any, Callable, List
 
 NPU = "npu"
+OPTION_HELP = ("leave torch's device 'npu' alone; by default, where torch_npu is not installed, device='npu' "
+               "tensors are host tensors under ascrun (the pool is the NPU)")
 
 
 def _names_npu(device: Any) -> bool:

@@ -20,6 +20,7 @@ from typing import List
 
 import pytest
 
+from . import npu_host
 from .client import Client
 from .compiler.pipeline import BOUNDS, TARGETS
 from .script import RemoteLaunches, install
@@ -36,9 +37,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--ascrun-bounds", default="fault", choices=BOUNDS,
                     help="fault (default): an access out of its operand fails the launch; warn: one the device "
                          "would perform silently is a warning in the report and the run goes on")
-    group.addoption("--ascrun-no-npu-host", action="store_true",
-                    help="leave torch's device 'npu' alone; by default, where torch_npu is not installed, "
-                         "device='npu' tensors are host tensors under ascrun (the pool is the NPU)")
+    group.addoption("--ascrun-no-npu-host", action="store_true", help=npu_host.OPTION_HELP)
 
 
 @pytest.hookimpl(tryfirst=True)

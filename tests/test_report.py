@@ -412,29 +412,33 @@ def test_pytest_plugin_bounds_and_log_in_the_report(service, tmp_path):
     assert "\n".join(log.splitlines()) in out.stdout
 
 
-TAIL_OVERLAP = ("Add: dst range [0x100, 0x200) overlaps src1 range [0x80, 0x180) in a way the hardware does not "
-                "define (within a repeat dst and src must coincide exactly or be disjoint, and no repeat may write "
-                "what a later repeat reads)")
+TAIL_OVERLAP = {  # the mask + repeat form's rule (mask.h) and the count form's (tensor.h)
+    0: "Add: dst range [0x100, 0x200) overlaps src1 range [0x80, 0x180) in a way the hardware does not define "
+       "(within a repeat dst and src must coincide exactly or be disjoint, and no repeat may write what a later "
+       "repeat reads)",
+    1: "Add: dst range [0x100, 0x200) partially overlaps src1 range [0x80, 0x180) (operands must coincide or be "
+       "disjoint)",
+}
 
 
-def test_bounds_warn_lets_operands_overlap_only_past_their_ends():
-    """A 128-lane Add over 64-element tensors: src1 read past its end runs into dst. With "warn" that
-    overlap is a warning (the tensors' own elements are disjoint) and dst's own elements are right."""
+@pytest.mark.parametrize("count_form", [0, 1])
+def test_bounds_warn_lets_operands_overlap_only_past_their_ends(count_form):
+    """An Add of 128 halves over 64-element tensors: src1 read past its end runs into dst. With "warn"
+    that overlap is a warning (the tensors' own elements are disjoint) and dst's own elements are right."""
     x, y = np.arange(64, dtype=np.float16), np.full(64, 0.5, np.float16)
     z = np.zeros_like(x)
-    result = ascrun.run_local(rk.tail_overlap_kernel, 1, x, y, z, 64, 0x100, bounds="warn")
+    result = ascrun.run_local(rk.tail_overlap_kernel, 1, x, y, z, 64, 0x100, count_form, bounds="warn")
     np.testing.assert_array_equal(z, x + y)
-    assert "block 0: " + TAIL_OVERLAP + " (bounds=warn: they overlap only past the tensors' own elements)" \
-        in result.warnings
+    assert "block 0: " + TAIL_OVERLAP[count_form] + \
+        " (bounds=warn: they overlap only past the tensors' own elements)" in result.warnings
     with pytest.raises(ascrun.KernelError) as e:  # the same kernel under the default policy
-        ascrun.run_local(rk.tail_overlap_kernel, 1, x, y, z, 64, 0x100)
+        ascrun.run_local(rk.tail_overlap_kernel, 1, x, y, z, 64, 0x100, count_form)
     assert str(e.value) == "block 0: Add: dst: 128 elements from UB offset 0x100 exceed the LocalTensor's 64 elements"
 
 
-def test_bounds_warn_still_faults_when_the_tensors_themselves_overlap():
+@pytest.mark.parametrize("count_form", [0, 1])
+def test_bounds_warn_still_faults_when_the_tensors_themselves_overlap(count_form):
     x, y = np.ones(64, np.float16), np.ones(64, np.float16)
     with pytest.raises(ascrun.KernelError) as e:  # z's own elements start inside y's
-        ascrun.run_local(rk.tail_overlap_kernel, 1, x, y, np.zeros_like(x), 64, 0xc0, bounds="warn")
-    assert str(e.value) == ("block 0: Add: dst range [0xc0, 0x1c0) overlaps src1 range [0x80, 0x180) in a way the "
-                            "hardware does not define (within a repeat dst and src must coincide exactly or be "
-                            "disjoint, and no repeat may write what a later repeat reads)")
+        ascrun.run_local(rk.tail_overlap_kernel, 1, x, y, np.zeros_like(x), 64, 0xc0, count_form, bounds="warn")
+    assert str(e.value) == "block 0: " + TAIL_OVERLAP[count_form].replace("0x100, 0x200", "0xc0, 0x1c0")

@@ -112,9 +112,11 @@ def overrun_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, tile: int, half_t
 
 
 @asc.jit
-def tail_overlap_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress, n: int, zaddr: int):
-    """Add over three n-element half tensors (x at 0, y right after, z at zaddr) with a full 128-lane
-    mask: with n = 64 it reads y on into z, as pyasc's test_vadd_bits does."""
+def tail_overlap_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress, n: int, zaddr: int,
+                        count_form: int):
+    """Add of 128 halves over three n-element half tensors (x at 0, y right after, z at zaddr), in
+    the mask form (a full 128-lane mask) or the count form: with n = 64 it reads y on into z, as
+    pyasc's test_vadd_bits does."""
     x_gm = asc.GlobalTensor()
     y_gm = asc.GlobalTensor()
     z_gm = asc.GlobalTensor()
@@ -127,6 +129,9 @@ def tail_overlap_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.Globa
     asc.data_copy(xl, x_gm, n)
     asc.data_copy(yl, y_gm, n)
     asc.pipe_barrier(asc.PipeID.PIPE_ALL)
-    asc.add(zl, xl, yl, mask=128, repeat_times=1, repeat_params=asc.BinaryRepeatParams(1, 1, 1, 8, 8, 8))
+    if count_form:
+        asc.add(zl, xl, yl, 128)
+    else:
+        asc.add(zl, xl, yl, mask=128, repeat_times=1, repeat_params=asc.BinaryRepeatParams(1, 1, 1, 8, 8, 8))
     asc.pipe_barrier(asc.PipeID.PIPE_ALL)
     asc.data_copy(z_gm, zl, n)

@@ -266,19 +266,6 @@ inline void for_each_run(const Plan& p, F&& f) {
     }
 }
 
-// An overlap the hardware does not define. With bounds "warn", one that exists only through bytes
-// past the operands' own elements (a tail tile read or written past its tensor, as pyasc's tests
-// do) is a warning like the past-the-end access itself; the elements are then computed in order.
-template <typename Message>
-void undefined_overlap(const char* api, uint64_t d, uint64_t d_own, uint64_t s, uint64_t s_own,
-                       const Message& message) {
-    BlockContext& b = enter();
-    if (!b.launch->warn_bounds() || (d < s + s_own && s < d + d_own)) fault(message());
-    warn(b, api, "overlap", [&] {
-        return message() + " (bounds=warn: they overlap only past the tensors' own elements)";
-    });
-}
-
 // 通用地址重叠约束: within a repeat, destination and source must coincide exactly or be disjoint,
 // and no repeat may write what a later repeat reads. `accumulate`: the exception for
 // Add/Sub/Mul/Max/Min/AddRelu/SubRelu on half/int32/float: dst may overlap src1 when dstRepStride

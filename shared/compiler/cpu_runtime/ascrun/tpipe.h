@@ -659,11 +659,6 @@ public:
     TEventID AllocEventID() {
         ascrun::BlockContext& b = require_live("AllocEventID");
         const int32_t id = free_event_id(b, "TPipe::AllocEventID", evt);
-        if (id < 0) {
-            ascrun::fault(ascrun::format("TPipe::AllocEventID<HardEvent::%s>: all %d event IDs are in use (allocated "
-                                         "and not released, or with a SetFlag outstanding)",
-                                         ascrun::sync::event_name(evt), ascrun::kEventIdCount));
-        }
         b.event_ids_allocated[static_cast<uint32_t>(evt)] |= static_cast<uint8_t>(1u << id);
         return static_cast<TEventID>(id);
     }
@@ -682,14 +677,7 @@ public:
     // An event ID of `evt` that is free now, not reserved (TPipe/FetchEventID.md).
     template <HardEvent evt>
     TEventID FetchEventID() {
-        ascrun::BlockContext& b = require_live("FetchEventID");
-        const int32_t id = free_event_id(b, "TPipe::FetchEventID", evt);
-        if (id < 0) {
-            ascrun::fault(ascrun::format("TPipe::FetchEventID<HardEvent::%s>: all %d event IDs are in use (allocated "
-                                         "or with a SetFlag outstanding)",
-                                         ascrun::sync::event_name(evt), ascrun::kEventIdCount));
-        }
-        return static_cast<TEventID>(id);
+        return static_cast<TEventID>(free_event_id(require_live("FetchEventID"), "TPipe::FetchEventID", evt));
     }
 
     // `num` buffers of `len` bytes (rounded up to 32) for a TQue or TQueBind.
@@ -793,12 +781,15 @@ private:
         return b;
     }
 
+    // The lowest event ID of `evt` neither allocated nor with a SetFlag outstanding; a fault if none.
     static int32_t free_event_id(ascrun::BlockContext& b, const char* api, HardEvent evt) {
         const uint8_t held = b.event_ids_allocated[static_cast<uint32_t>(evt)];
         for (int32_t id = 0; id < ascrun::kEventIdCount; ++id) {
             if ((held & (1u << id)) == 0 && ascrun::sync::flag_slot(b, api, evt, id) == 0) return id;
         }
-        return -1;
+        ascrun::fault(ascrun::format("%s<HardEvent::%s>: all %d event IDs are in use (allocated and not released, or "
+                                     "with a SetFlag outstanding)",
+                                     api, ascrun::sync::event_name(evt), ascrun::kEventIdCount));
     }
 
     // `count` consecutive buffers of `each` bytes (`buffers` of the kernel's 64); returns the UB

@@ -272,8 +272,11 @@ void check_count_overlap(const char* api, const AscendC::LocalTensor<D>& dst, co
     if (sizeof(D) == sizeof(S)) return check_overlap(api, "dst", dst, n, s_role, src, n);
     const uint64_t da = dst.ascrun_addr(), sa = src.ascrun_addr();
     if (da < sa + n * sizeof(S) && sa < da + n * sizeof(D)) {
-        fault(format("%s: dst range [%s, %s) overlaps %s range [%s, %s) (element sizes differ)", api, hex(da).c_str(),
-                     hex(da + n * sizeof(D)).c_str(), s_role, hex(sa).c_str(), hex(sa + n * sizeof(S)).c_str()));
+        undefined_overlap(api, da, uint64_t{dst.GetSize()} * sizeof(D), sa, uint64_t{src.GetSize()} * sizeof(S), [&] {
+            return format("%s: dst range [%s, %s) overlaps %s range [%s, %s) (element sizes differ)", api,
+                          hex(da).c_str(), hex(da + n * sizeof(D)).c_str(), s_role, hex(sa).c_str(),
+                          hex(sa + n * sizeof(S)).c_str());
+        });
     }
 }
 

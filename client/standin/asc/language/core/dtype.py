@@ -19,47 +19,30 @@ class DataType:
     __repr__ = __str__
 
 
-void = DataType("void")
-int1 = DataType("int1")
-int8 = DataType("int8")
-int16 = DataType("int16")
-int32 = DataType("int32")
-int64 = DataType("int64")
-float16 = DataType("float16")
-float32 = DataType("float32")
-float64 = DataType("float64")
-uint8 = DataType("uint8")
-uint16 = DataType("uint16")
-uint32 = DataType("uint32")
-uint64 = DataType("uint64")
-bit = int1
-bool_ = int8  # pyasc's bool is int8
-int_ = int32
-half = float16
-float_ = float32
-double = float64
-
-
 class KnownTypes:
-    void = void
-    int1 = int1
-    int8 = int8
-    int16 = int16
-    int32 = int32
-    int64 = int64
-    float16 = float16
-    float32 = float32
-    float64 = float64
-    uint8 = uint8
-    uint16 = uint16
-    uint32 = uint32
-    uint64 = uint64
-    bit = bit
-    bool_ = bool_
-    int_ = int_
-    half = half
-    float_ = float_
-    double = double
+    void = DataType("void")
+    int1 = DataType("int1")
+    int8 = DataType("int8")
+    int16 = DataType("int16")
+    int32 = DataType("int32")
+    int64 = DataType("int64")
+    float16 = DataType("float16")
+    float32 = DataType("float32")
+    float64 = DataType("float64")
+    uint8 = DataType("uint8")
+    uint16 = DataType("uint16")
+    uint32 = DataType("uint32")
+    uint64 = DataType("uint64")
+    bit = int1
+    bool_ = int8  # pyasc's bool is int8
+    int_ = int32
+    half = float16
+    float_ = float32
+    double = float64
+
+
+# pyasc names every type at module level too (asc.language.core.dtype.float32)
+globals().update({name: value for name, value in vars(KnownTypes).items() if isinstance(value, DataType)})
 
 
 def __getattr__(name):

@@ -5,14 +5,8 @@ scripts build Struct kernel arguments unchanged. Inside kernels they mean what t
 pyasc makes of them."""
 import ctypes
 
+from ascrun.compiler.structs import FIELD_CTYPES  # pyasc's dtype_ctype
 from ascrun.script import MissingName, not_in_standin
-
-# The C type of each dtype a Field may have (as pyasc's dtype_ctype).
-dtype_ctype = {
-    "int1": ctypes.c_bool, "int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32,
-    "int64": ctypes.c_int64, "uint8": ctypes.c_uint8, "uint16": ctypes.c_uint16, "uint32": ctypes.c_uint32,
-    "uint64": ctypes.c_uint64, "float32": ctypes.c_float, "float64": ctypes.c_double,
-}
 
 missing = object()
 
@@ -30,7 +24,7 @@ class Field(BaseField):
         self.enum_name = enum
 
     def ctypes_cls(self):
-        return dtype_ctype[self.dtype.name]
+        return FIELD_CTYPES[self.dtype.name]
 
     def ctypes_value(self, value):
         return value
