@@ -116,7 +116,8 @@ class CpuRunner:
     def run(self, artifact: bytes, core_num: int, params: Sequence[Dict[str, str]], kernel_args: Sequence[str],
             values: Sequence[Any], bounds: str = "fault") -> RunResult:
         """Launch with `values` for the runtime `params` (tensors as C-contiguous ndarrays, written
-        in place; structs as their packed bytes). A fault raises KernelRuntimeError carrying the log and warnings up to it."""
+        in place; structs as their packed bytes). A fault raises KernelRuntimeError carrying the log
+        and warnings up to it."""
         if not isinstance(core_num, int) or not 1 <= core_num <= MAX_CORE_NUM:
             raise KernelRuntimeError(f"core_num must be an integer from 1 to {MAX_CORE_NUM}, got {core_num!r}")
         bounds_code = check_bounds(bounds)
@@ -189,10 +190,10 @@ class CpuRunner:
             return ctypes.c_void_p(value.ctypes.data)
         if param["kind"] == "struct":
             # the kernel takes `__gm__ S*` and copies sizeof(S) bytes from it (pyasc's copy_struct)
-            size = int(code.split(":")[2]) if code.startswith("ptr:struct:") else None
-            if size is None:
+            if not code.startswith("ptr:struct:"):
                 raise KernelRuntimeError(f"struct argument '{name}' ({param['dtype']}): the kernel takes {code}, "
                                          "not a struct")
+            size = int(code.split(":")[2])
             if size != len(value):
                 raise KernelRuntimeError(f"struct argument '{name}' ({param['dtype']}) packs to {len(value)} bytes, "
                                          f"but the kernel's C++ struct is {size} bytes")
