@@ -12,6 +12,7 @@ Keys (all under "ascrun:"):
   tenant:<t>:active        hash job id -> tensor bytes of the tenant's queued + running jobs
   tenant:<t>:rate:<minute> launches in that minute
   idem:<t>:<key>           "<job id> <request digest>" of a submission's Idempotency-Key
+  workers:<target>         sorted set worker name -> time of its last heartbeat (live: within WORKER_TTL_S)
   frontend-<key>, artifact-<key>   the pipeline caches, shared by every worker
 Channel done:<id> is published when a job reaches its terminal state.
 """
@@ -29,6 +30,8 @@ PREFIX = "ascrun:"
 TERMINAL = ("finished", "failed", "timed_out")
 HEARTBEAT_S = 1.0  # how often a running job says it is alive
 HEARTBEAT_TTL_S = 5  # a job silent this long has lost its work horse
+WORKER_BEAT_S = 1.0  # how often a worker says it is alive
+WORKER_TTL_S = 5.0  # a worker silent this long is gone
 
 
 def blob_key(tenant: str, digest: str) -> str:
@@ -70,8 +73,35 @@ def idempotency_key(tenant: str, key: str) -> str:
 STARTED = f"{PREFIX}started"
 
 
-def queue_name(target: str) -> str:
-    return f"ascrun-{target}"
+def queue_name(target: str, tenant: str) -> str:
+    """One RQ queue per target and tenant: a worker dequeues round-robin across tenants, so one
+    tenant's burst never delays another's job."""
+    return f"ascrun-{target}-{tenant}"
+
+
+def workers_key(target: str) -> str:
+    return f"{PREFIX}workers:{target}"
+
+
+def worker_beat(connection: redis.Redis, targets, name: str) -> None:
+    """A worker's heartbeat (every WORKER_BEAT_S) for each target it serves."""
+    now = time.time()
+    with connection.pipeline() as pipe:
+        for target in targets:
+            pipe.zadd(workers_key(target), {name: now})
+        pipe.execute()
+
+
+def worker_gone(connection: redis.Redis, targets, name: str) -> None:
+    with connection.pipeline() as pipe:
+        for target in targets:
+            pipe.zrem(workers_key(target), name)
+        pipe.execute()
+
+
+def live_workers(connection: redis.Redis, target: str) -> int:
+    """Workers of `target` that beat within WORKER_TTL_S (a killed worker drops out by itself)."""
+    return connection.zcount(workers_key(target), time.time() - WORKER_TTL_S, "+inf")
 
 
 def merge_record(record: Optional[bytes], final: Optional[bytes]) -> Optional[Dict[str, Any]]:

@@ -51,8 +51,9 @@ def get_target(name: str) -> Target:
     return Target(name)
 
 
-def artifact_key(toolchain_id: str, ir_hash: str) -> str:
-    return f"artifact-{toolchain_id[:32]}-{ir_hash}"
+def artifact_key(toolchain_id: str, result: FrontendResult) -> str:
+    """Computed by the caller (the broker) over what is really built, never taken from a stage."""
+    return f"artifact-{toolchain_id[:32]}-{result.ir_hash}"
 
 
 def build(bundle: KernelBundle, args: Sequence[ArgSpec], target: Target, frontend_cache: Cache,
@@ -81,7 +82,7 @@ def build(bundle: KernelBundle, args: Sequence[ArgSpec], target: Target, fronten
         on_frontend(memo)
 
     start = time.perf_counter()
-    key = artifact_key(target.toolchain.id, result.ir_hash)
+    key = artifact_key(target.toolchain.id, result)
     artifact = artifact_cache.get(key)
     if artifact is not None:
         cache["build"] = "hit"
