@@ -22,7 +22,7 @@ import redis.asyncio as aioredis
 from fastapi import Depends, FastAPI, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
-from rq import Queue, Worker
+from rq import Queue
 from rq.serializers import JSONSerializer
 from starlette.concurrency import run_in_threadpool
 
@@ -119,8 +119,7 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
         return found
 
     def workers_for(target: str) -> int:
-        queue = Queue(keys.queue_name(target), connection=sync_redis, serializer=JSONSerializer)
-        return Worker.count(connection=sync_redis, queue=queue)
+        return keys.live_workers(sync_redis, target)
 
     def own_job(job_id: str, who: Tenant) -> dict:
         record = jobs.get(job_id)
@@ -227,7 +226,8 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
                 "args": [a.model_dump() for a in body.args], "options": body.options, "timeout": timeout,
                 "bounds": body.bounds}
         jobs.create(record, spec, in_flight)
-        queue = Queue(keys.queue_name(body.target), connection=sync_redis, serializer=JSONSerializer)
+        queue = Queue(keys.queue_name(body.target, who.name), connection=sync_redis, serializer=JSONSerializer)
+        sync_redis.sadd(keys.queues_key(body.target), queue.name)
         queue.enqueue(JOB_FUNCTION, job_id, job_id=job_id, job_timeout=int(math.ceil(timeout)) + RQ_TIMEOUT_MARGIN_S,
                       result_ttl=settings.result_ttl_s, failure_ttl=settings.result_ttl_s)
         return record

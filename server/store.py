@@ -12,6 +12,7 @@ Keys (all under "ascrun:"):
   tenant:<t>:active        hash job id -> tensor bytes of the tenant's queued + running jobs
   tenant:<t>:rate:<minute> launches in that minute
   idem:<t>:<key>           "<job id> <request digest>" of a submission's Idempotency-Key
+  queues:<target>          set of the target's queue names (one per tenant that ever submitted to it)
   workers:<target>         sorted set worker name -> time of its last heartbeat (live: within WORKER_TTL_S)
   frontend-<key>, artifact-<key>   the pipeline caches, shared by every worker
 Channel done:<id> is published when a job reaches its terminal state.
@@ -77,6 +78,12 @@ def queue_name(target: str, tenant: str) -> str:
     """One RQ queue per target and tenant: a worker dequeues round-robin across tenants, so one
     tenant's burst never delays another's job."""
     return f"ascrun-{target}-{tenant}"
+
+
+def queues_key(target: str) -> str:
+    """The set of `target`'s queue names: the API adds a tenant's on its first submission, workers
+    read it before each dequeue."""
+    return f"{PREFIX}queues:{target}"
 
 
 def workers_key(target: str) -> str:
