@@ -31,6 +31,10 @@ PREFIX = "ascrun:"
 TERMINAL = ("finished", "failed", "timed_out")
 HEARTBEAT_S = 1.0  # how often a running job says it is alive
 HEARTBEAT_TTL_S = 5  # a job silent this long has lost its work horse
+# Tensors up to this size travel inline (base64) in the submission and in the result: a cached
+# launch is then one request. In a spec, a tensor argument has "data" instead of "blob"; in a
+# result, an output has "data" instead of "blob".
+INLINE_BYTES = 64 << 10
 WORKER_BEAT_S = 1.0  # how often a worker says it is alive
 WORKER_TTL_S = 5.0  # a worker silent this long is gone
 
