@@ -162,7 +162,7 @@ def test_validation_refuses_non_literal_constant_and_foreign_module():
     with pytest.raises(BundleRejected, match="constant 'SCALE' is not a literal"):
         bundle.validate(b)
     b = KernelBundle.from_json({**bundle.collect(uses_helper).to_json(), "modules": {"asc": "os"}})
-    with pytest.raises(BundleRejected, match="only the asc package is allowed"):
+    with pytest.raises(BundleRejected, match=r"bundle imports module .os. as .asc.: only asc, its kernel language \(asc.language.\*\) and asc.runtime.config are allowed"):
         bundle.validate(b)
 
 

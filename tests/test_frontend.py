@@ -2,6 +2,7 @@
 import pytest
 
 from ascrun.compiler import bundle, frontend
+from ascrun.compiler.bundle import KernelBundle
 from ascrun.compiler.errors import CompileError
 from ascrun.compiler.frontend import ArgSpec
 from conftest import ROOT, load_module
@@ -39,6 +40,8 @@ def test_ir_hash_ignores_comments_and_moves_but_not_edits(tmp_path):
     assert commented.ir != base.ir  # the locations did move ...
     assert commented.ir_hash == base.ir_hash  # ... but the hash ignores them
     assert moved.ir_hash == base.ir_hash
+    # the Ascend C has no locations: the artifact key, over the source, hits too
+    assert commented.source == moved.source == base.source
     assert edited.ir_hash != base.ir_hash
     assert "AscendC::Sub(" in edited.source
 
@@ -72,8 +75,32 @@ def test_wrong_argument_count_is_a_compile_error(framework_example):
         frontend.run(b, FRAMEWORK_ARGS[:2])
 
 
-def test_strip_locations():
-    text = ('%0 = arith.constant 1 : i32 loc(#loc3)\n'
-            'func.func @k(%arg0: i32 loc("x"(#loc1))) {\n} loc(fused["a.py":1:2, "b(c)":3:4])\n'
-            '#loc3 = loc("/a/b.py":13:13)\n')
-    assert frontend.strip_locations(text) == '%0 = arith.constant 1 : i32\nfunc.func @k(%arg0: i32) {\n}'
+def _compile_printf(tmp_path, name, text):
+    path = tmp_path / f"{name}.py"
+    path.write_text(f"import asc\n\n\n@asc.jit\ndef k(n: int):\n    asc.printf({text!r}, n)\n")
+    return frontend.run(bundle.collect(load_module(path, name).k), [ArgSpec("scalar", "int", 1)])
+
+
+def test_ir_hash_is_over_the_ir_mlir_prints_without_locations(tmp_path):
+    """A string's text is part of the hash, `loc(` in it too: MLIR strips the debug info, not a
+    pattern over the printed text."""
+    plain = _compile_printf(tmp_path, "plain", "Hello world %d\\n")
+    tricky = _compile_printf(tmp_path, "tricky", "Hello loc(<C++>) world %d\\n")
+    assert 'desc = "Hello loc(<C++>) world %d\\\\n"' in tricky.ir
+    assert "loc(\"<ascrun:" in tricky.ir  # the IR shown keeps its locations
+    assert plain.ir_hash != tricky.ir_hash
+    again = _compile_printf(tmp_path, "again", "Hello world %d\\n")  # another file, same kernel
+    assert again.ir != plain.ir and again.ir_hash == plain.ir_hash
+
+
+def test_bundle_digest_covers_everything_define_uses(framework_example):
+    """The frontend memo is keyed by the digest: each part of the bundle changes it."""
+    data = bundle.collect(framework_example.vadd_framework_kernel).to_json()
+    digests = {KernelBundle.from_json(data).digest}
+    fn = data["functions"][0]
+    for changed in ({"source": fn["source"] + "\n"}, {"filename": fn["filename"] + "x"}, {"lineno": fn["lineno"] + 1}):
+        digests.add(KernelBundle.from_json({**data, "functions": [{**fn, **changed}, *data["functions"][1:]]}).digest)
+    digests.add(KernelBundle.from_json({**data, "constants": {**data["constants"], "EXTRA": "1"}}).digest)
+    digests.add(KernelBundle.from_json({**data, "modules": {**data["modules"], "lang": "asc.language"}}).digest)
+    digests.add(KernelBundle.from_json({**data, "structs": {"S": {"pack": 0, "fields": [{"name": "a", "dtype": "int32"}]}}}).digest)
+    assert len(digests) == 7

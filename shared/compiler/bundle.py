@@ -27,11 +27,25 @@ ALLOWED_MODULE = "asc"
 # pyasc's codegen calls whatever Python callable a kernel names, so a kernel may reach only the
 # kernel language through `asc.`: a chain such as asc.runtime.compiler.os.system is refused.
 LANGUAGE_MODULE = "asc.language"
-# Builtins a kernel may name: those pyasc's codegen resolves (NameScope.builtins), plus bool for
-# annotations. Defined functions see only these, so a bundle cannot reach open(), __import__ or
-# exec through its namespace.
+# Modules a bundle may import under an alias: asc itself, its kernel language, and the config
+# module whose enums @asc.jit options name (config.KernelType.AIV_ONLY).
+CONFIG_MODULE = "asc.runtime.config"
+# Builtins a kernel may name: those pyasc's codegen resolves (NameScope.builtins) but `type`,
+# which with three arguments creates classes; plus bool for annotations. Defined functions see
+# only these, so a bundle cannot reach open(), __import__ or exec through its namespace.
 KERNEL_BUILTINS = ("bool", "dict", "float", "int", "isinstance", "issubclass", "len", "list", "range", "repr",
-                   "str", "tuple", "type")
+                   "str", "tuple")
+# str.format and format_map read attributes and items named in their text ("{0.__globals__}"),
+# out of the validator's sight; f-strings and % formatting are parsed or read no attributes.
+FORBIDDEN_ATTRIBUTES = ("format", "format_map")
+# What a bundle's metadata may cost: define() pads each source to its line number.
+MAX_LINENO = 1_000_000
+MAX_SOURCE_CHARS = 1_000_000
+MAX_FILENAME_CHARS = 4096
+
+
+def is_allowed_module(name: str) -> bool:
+    return name in (ALLOWED_MODULE, CONFIG_MODULE) or name == LANGUAGE_MODULE or name.startswith(LANGUAGE_MODULE + ".")
 
 
 @dataclass(frozen=True)
@@ -173,9 +187,10 @@ def collect(kernel: Any) -> KernelBundle:
                 raise BundleRejected(f"kernel reads '{name}' {where}, which is not defined")
             value = fn.__globals__[name]
             if isinstance(value, types.ModuleType):
-                if value.__name__ != ALLOWED_MODULE and not value.__name__.startswith(ALLOWED_MODULE + "."):
+                if not is_allowed_module(value.__name__):
                     raise BundleRejected(f"kernel reads module '{name}' ({value.__name__}) {where}: "
-                                         f"only the '{ALLOWED_MODULE}' package can be used in kernels")
+                                         f"only the '{ALLOWED_MODULE}' package, its kernel language "
+                                         f"({LANGUAGE_MODULE}) and {CONFIG_MODULE} can be used in kernels")
                 _merge(modules, name, value.__name__, where)
             elif _is_jit_function(value):
                 if value.fn.__name__ != name:
@@ -268,6 +283,8 @@ def validate(bundle: KernelBundle) -> None:
 @functools.lru_cache(maxsize=1024)
 def _validate_digest(digest: str, bundle: KernelBundle) -> None:
     """validate() once per distinct bundle (a raise is not cached, so refusals are re-checked)."""
+    for fn in bundle.functions:
+        _validate_metadata(fn)
     names = [f.name for f in bundle.functions]
     if len(set(names)) != len(names):
         raise BundleRejected("bundle defines a function twice")
@@ -275,8 +292,9 @@ def _validate_digest(digest: str, bundle: KernelBundle) -> None:
         raise BundleRejected(f"bundle has no function named '{bundle.entry}' (its entry)")
     asc_names = [alias for alias, module in bundle.modules if module == ALLOWED_MODULE]
     for alias, module in bundle.modules:
-        if not alias.isidentifier() or (module != ALLOWED_MODULE and not module.startswith(ALLOWED_MODULE + ".")):
-            raise BundleRejected(f"bundle imports module '{module}' as '{alias}': only the asc package is allowed")
+        if not alias.isidentifier() or not is_allowed_module(module):
+            raise BundleRejected(f"bundle imports module {module!r} as {alias!r}: only {ALLOWED_MODULE}, its kernel "
+                                 f"language ({LANGUAGE_MODULE}.*) and {CONFIG_MODULE} are allowed")
     for name, literal in bundle.constants:
         if not name.isidentifier():
             raise BundleRejected(f"constant name {name!r} is not an identifier")
@@ -295,6 +313,23 @@ def _validate_digest(digest: str, bundle: KernelBundle) -> None:
     for fn in bundle.functions:
         _validate_function(fn, asc_names, [alias for alias, _ in bundle.modules])
     _validate_names_and_calls(bundle)
+
+
+def _validate_metadata(fn: KernelFunction) -> None:
+    """Bounds on what a function's name, file and line cost, and characters a file name may hold
+    (it reaches MLIR's locations)."""
+    if not 1 <= fn.lineno <= MAX_LINENO:
+        raise BundleRejected(f"function {fn.name[:80]!r}: lineno {fn.lineno} is out of range (1 to {MAX_LINENO})")
+    if len(fn.source) > MAX_SOURCE_CHARS:
+        raise BundleRejected(f"function {fn.name[:80]!r}: its source has {len(fn.source)} characters, more than "
+                             f"{MAX_SOURCE_CHARS}")
+    if len(fn.filename) > MAX_FILENAME_CHARS:
+        raise BundleRejected(f"function {fn.name[:80]!r}: its file name has {len(fn.filename)} characters, more "
+                             f"than {MAX_FILENAME_CHARS}")
+    bad = next((c for c in fn.filename if ord(c) < 0x20 or ord(c) == 0x7F), None)
+    if bad is not None:
+        raise BundleRejected(f"function {fn.name[:80]!r}: its file name {fn.filename[:200]!r} holds the control "
+                             f"character {bad!r}")
 
 
 def _validate_names_and_calls(bundle: KernelBundle) -> None:
@@ -354,7 +389,13 @@ def _validate_function(fn: KernelFunction, asc_names: Iterable[str], module_name
     for default in args.defaults + [d for d in args.kw_defaults if d is not None]:
         if not _is_literal(default):
             raise reject(default.lineno, "default values must be literals")
+    chain_heads = {id(a.value) for a in ast.walk(node) if isinstance(a, ast.Attribute)}
     for inner in ast.walk(node):
+        if isinstance(inner, ast.Name) and inner.id in module_names and id(inner) not in chain_heads:
+            raise reject(inner.lineno, f"module '{inner.id}' may only be used as '{inner.id}.name'")
+        if isinstance(inner, ast.Attribute) and inner.attr in FORBIDDEN_ATTRIBUTES:
+            raise reject(inner.lineno, f"'.{inner.attr}' is not allowed in kernels (it reads attributes named in "
+                                       "its text): use an f-string")
         if isinstance(inner, (ast.Import, ast.ImportFrom)):
             raise reject(inner.lineno, "imports are not allowed in kernels")
         if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)) and inner is not node:
@@ -377,20 +418,54 @@ def _attribute_chain(node: ast.Attribute) -> Tuple[str, ...] | None:
     return (node.id, *reversed(names))
 
 
-def _check_reach(fn: KernelFunction, modules: Mapping[str, types.ModuleType]) -> None:
-    """Every `alias.a.b...` chain must stay inside the asc package's kernel language."""
+# pyasc's IR builder: a kernel that holds it can put any string into the IR.
+IR_BUILDER = ("asc.language.core.utils", "GlobalBuilder")
+_DATA = (bool, int, float, complex, str, bytes, tuple, list, dict, set, frozenset, type(None))
+
+
+def _owner(value: Any) -> str:
+    """The module that defines a class or function, or else the value's class."""
+    if isinstance(value, types.BuiltinFunctionType) and not isinstance(value.__self__, (types.ModuleType, type(None))):
+        return _owner(value.__self__)  # a method of an object: what that object is
+    if isinstance(value, types.BuiltinFunctionType):
+        return getattr(value.__self__, "__name__", None) or value.__module__ or "builtins"
+    if isinstance(value, (type, types.FunctionType, types.MethodType)):
+        return value.__module__ or ""
+    return type(value).__module__
+
+
+def _reach_refusal(value: Any) -> str | None:
+    """Why a kernel may not hold `value`, or None."""
+    if isinstance(value, types.ModuleType):
+        if value.__name__ == LANGUAGE_MODULE or value.__name__.startswith(LANGUAGE_MODULE + "."):
+            return None
+        return f"the module {value.__name__}"
+    if (type(value).__module__, type(value).__name__) == IR_BUILDER:
+        return "pyasc's IR builder"
+    owner = _owner(value)
+    if owner == "builtins" and isinstance(value, _DATA):
+        return None
+    if owner.startswith(ALLOWED_MODULE + ".") and not owner.startswith(ALLOWED_MODULE + "._C"):
+        return None
+    return f"from {owner}"
+
+
+def _check_reach(fn: KernelFunction, heads: Mapping[str, Any]) -> None:
+    """Every `name.a.b...` chain from a module alias or a bundle function must stay inside the
+    asc package's kernel language: no module outside it, nothing defined outside asc, not the
+    IR layer."""
     for node in ast.walk(ast.parse(fn.source)):
         chain = _attribute_chain(node) if isinstance(node, ast.Attribute) else None
-        if chain is None or chain[0] not in modules:
+        if chain is None or chain[0] not in heads:
             continue
-        value = modules[chain[0]]
+        value = heads[chain[0]]
         for depth, attr in enumerate(chain[1:], start=1):
             value = getattr(value, attr, None)
-            if isinstance(value, types.ModuleType) and not (
-                    value.__name__ == LANGUAGE_MODULE or value.__name__.startswith(LANGUAGE_MODULE + ".")):
+            why = _reach_refusal(value)
+            if why is not None:
                 line = fn.lineno + node.lineno - 1
                 raise BundleRejected(f"kernel '{fn.name}' ({fn.filename}:{line}): '{'.'.join(chain[:depth + 1])}' "
-                                     f"is the module {value.__name__}; kernels may use only asc's kernel language")
+                                     f"is {why}; kernels may use only asc's kernel language")
 
 
 def define(bundle: KernelBundle, import_module: Callable[[str], types.ModuleType]) -> Mapping[str, Any]:
@@ -404,8 +479,9 @@ def define(bundle: KernelBundle, import_module: Callable[[str], types.ModuleType
     namespace: Dict[str, Any] = {"__builtins__": safe_builtins, "__name__": "ascrun_bundle"}
     for alias, module in bundle.modules:
         namespace[alias] = import_module(module)
-    for fn in bundle.functions:
-        _check_reach(fn, {alias: namespace[alias] for alias, _ in bundle.modules})
+    modules = {alias: namespace[alias] for alias, _ in bundle.modules}
+    for fn in bundle.functions:  # before anything executes: annotations are evaluated by the def
+        _check_reach(fn, modules)
     for name, literal in bundle.constants:
         namespace[name] = ast.literal_eval(literal)
     if bundle.structs:
@@ -420,4 +496,7 @@ def define(bundle: KernelBundle, import_module: Callable[[str], types.ModuleType
         linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
         code = compile(text, filename, "exec", dont_inherit=True)
         exec(code, namespace)  # noqa: S102 - validated above: one decorated def, nothing else
+    functions = {fn.name: namespace[fn.name] for fn in bundle.functions}
+    for fn in bundle.functions:
+        _check_reach(fn, functions)
     return namespace

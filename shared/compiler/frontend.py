@@ -14,7 +14,7 @@ import json
 import re
 import threading
 from dataclasses import dataclass
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from . import structs
 from .bundle import KernelBundle, define
@@ -139,45 +139,95 @@ def memo_key(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, A
 
 
 # ---------------------------------------------------------------------------------------------
-# IR hash
+# Strings that reach the Ascend C
 
-_LOC_DEF = re.compile(r"^#loc\d*\s*=.*$", re.MULTILINE)
+# pyasc's translation writes a printf format between double quotes as it is, so the string a
+# kernel passes is the body of a C string literal (pyasc's docs write asc.printf("x=%u\\n")).
+# It must be exactly one: every backslash a C escape, no bare quote, no raw control character,
+# no trigraph (whether a compiler reads those depends on its -std).
+_SIMPLE_ESCAPES = "ntrabfv\\\"'?01234567"
+_TRIGRAPH_ENDS = "=/'()!<>-"
+_HEX_DIGITS = "0123456789abcdefABCDEF"
 
 
-def strip_locations(ir_text: str) -> str:
-    """ASC-IR without debug locations: `loc(...)` annotations and `#locN = ...` definitions."""
-    text = _LOC_DEF.sub("", ir_text)
-    out: List[str] = []
+class StringRefused(Exception):
+    """A string a kernel passes would not reach the C++ as the kernel wrote it."""
+
+
+def check_literal_body(call: str, text: str) -> None:
+    """Refuse `text` unless it is the body of one C string literal."""
+    def refuse(i: int, why: str) -> StringRefused:
+        return StringRefused(f"{call}: {why} (character {i} of {text[:200]!r})")
+
     i = 0
-    while True:
-        j = text.find(" loc(", i)
-        if j < 0:
-            out.append(text[i:])
-            break
-        out.append(text[i:j])
-        depth, k, quoted = 0, j + 4, False
-        while k < len(text):
-            c = text[k]
-            if quoted:
-                if c == "\\":
-                    k += 1
-                elif c == '"':
-                    quoted = False
-            elif c == '"':
-                quoted = True
-            elif c == "(":
-                depth += 1
-            elif c == ")":
-                depth -= 1
-                if depth == 0:
-                    break
-            k += 1
-        i = k + 1
-    return "\n".join(line.rstrip() for line in "".join(out).splitlines() if line.strip())
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            escape = text[i + 1:i + 2]
+            if escape == "":
+                raise refuse(i, "a '\\' at the end would escape the closing quote: write \\\\ for a backslash")
+            if escape == "x" and text[i + 2:i + 3] and text[i + 2] in _HEX_DIGITS:
+                i += 3
+                continue
+            if escape not in _SIMPLE_ESCAPES:
+                raise refuse(i, f"{c + escape!r} is not a C escape (\\n \\t \\r \\a \\b \\f \\v \\\\ \\\" \\' \\? "
+                                "\\0-\\7 \\xHH): write \\\\ for a backslash")
+            i += 2
+            continue
+        if c == '"':
+            raise refuse(i, "a bare '\"' would end the C++ string literal: write \\\" for a quote")
+        if ord(c) < 0x20 or ord(c) == 0x7F:
+            raise refuse(i, f"the control character {c!r} cannot stand in a C++ string literal: write an escape "
+                            "such as \\n or \\t")
+        if text.startswith("??", i) and text[i + 2:i + 3] and text[i + 2] in _TRIGRAPH_ENDS:
+            raise refuse(i, f"'??{text[i + 2]}' is a trigraph: write '?\\?{text[i + 2]}'")
+        i += 1
 
 
-def ir_hash(ir_text: str) -> str:
-    return hashlib.sha256(strip_locations(ir_text).encode()).hexdigest()
+def _refuse_call(call: str, why: str) -> Callable[[str], None]:
+    def refuse(_: str) -> None:
+        raise StringRefused(f"{call}: {why}")
+    return refuse
+
+
+# The IR builder's methods that put a string the kernel chose into the C++, and what each
+# string may be. Checked where the string enters the IR, whatever Python computed it from (a
+# literal, a ConstExpr[str], printf's %s arguments, a constant).
+_STRING_GUARDS: Dict[str, Callable[[str], None]] = {
+    "create_asc_PrintfOp": functools.partial(check_literal_body, "asc.printf"),
+    "create_emitasc_VerbatimOp": _refuse_call("asc.inline", "C++ written into the kernel verbatim is not accepted"),
+    "create_emitc_VerbatimOp": _refuse_call("asc.inline", "C++ written into the kernel verbatim is not accepted"),
+    "create_emitc_IncludeOp": _refuse_call("#include", "kernels may not include files"),
+    "create_asc_LocalTensorToFileOp": _refuse_call("LocalTensor.to_file", "kernels may not write files"),
+}
+
+
+def _guarded(method: Callable, check: Callable[[str], None]) -> Callable:
+    @functools.wraps(method)
+    def guarded(builder: Any, *args: Any, **kwargs: Any) -> Any:
+        strings = [a for a in (*args, *kwargs.values()) if isinstance(a, str)]
+        for text in strings:
+            check(text)
+        return method(builder, *args, **kwargs)
+    return guarded
+
+
+@functools.lru_cache(maxsize=None)
+def _guard_ir_builder() -> None:
+    """Wrap the builder's string-taking methods, once per process."""
+    from asc._C import ir as asc_ir
+    for name, check in _STRING_GUARDS.items():
+        setattr(asc_ir.Builder, name, _guarded(getattr(asc_ir.Builder, name), check))
+
+
+def ir_hash(module: Any) -> str:
+    """sha256 of the module printed by MLIR after its strip-debuginfo pass (it mutates the module:
+    call once the translation is done)."""
+    from asc._C import passes
+    pm = passes.PassManager(module.get_context())
+    passes.common.add_strip_debug_info(pm)
+    pm.run(module)
+    return hashlib.sha256(str(module).encode()).hexdigest()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -206,8 +256,10 @@ def _compile_error(exc: BaseException, bundle: KernelBundle, fn_name: str | None
         if isinstance(cause, MemoryError):
             return KernelError(f"compiling '{bundle.entry}' ran out of memory: the kernel builds more at compile "
                                "time than this host allows", kind="limit")
+        if isinstance(cause, StringRefused):
+            break
         cause = cause.__cause__ or cause.__context__
-    message = str(exc) or exc.__class__.__name__
+    message = str(cause if isinstance(cause, StringRefused) else exc) or exc.__class__.__name__
     node = getattr(exc, "node", None)
     location = ""
     if node is not None and hasattr(node, "lineno"):
@@ -234,6 +286,7 @@ def run(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any] |
     from asc.language.core.dtype import DataType
     from asc.runtime.compiler import CompileOptions, Compiler
 
+    _guard_ir_builder()
     namespace = define(bundle, importlib.import_module)
     kernel = namespace[bundle.entry]
     if not isinstance(kernel, asc_jit.JITFunction):
@@ -279,9 +332,10 @@ def run(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any] |
             source = Compiler.run_translation(module)
             kernel_args = tuple(re.sub(r"(?<!^)(?=[A-Z])", "_", a.name).lower()
                                 for a in asc_ir.get_kernel_arg_attrs(module))
+            stripped_hash = ir_hash(module)
         except Exception as e:
             raise CompileError(f"pyasc's pass pipeline failed for '{bundle.entry}': {e}") from None
 
     params = tuple(_param(name, spec_args[name], defs) for name in runtime_args)
-    return FrontendResult(kernel_name=kernel.fn.__name__, ir=ir_text, source=source, ir_hash=ir_hash(ir_text),
+    return FrontendResult(kernel_name=kernel.fn.__name__, ir=ir_text, source=source, ir_hash=stripped_hash,
                           params=params, kernel_args=kernel_args)

@@ -6,6 +6,7 @@ run_local and the service's worker both call these two functions; only the cache
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -52,8 +53,11 @@ def get_target(name: str) -> Target:
 
 
 def artifact_key(toolchain_id: str, result: FrontendResult) -> str:
-    """Computed by the caller (the broker) over what is really built, never taken from a stage."""
-    return f"artifact-{toolchain_id[:32]}-{result.ir_hash}"
+    """Computed by the caller (the broker) over what is really built, never taken from a stage: the
+    exact Ascend C source, the symbol the runner loads and the toolchain."""
+    built = json.dumps({"toolchain": toolchain_id, "kernel": result.kernel_name, "source": result.source},
+                       sort_keys=True)
+    return "artifact-" + hashlib.sha256(built.encode()).hexdigest()
 
 
 def build(bundle: KernelBundle, args: Sequence[ArgSpec], target: Target, frontend_cache: Cache,
