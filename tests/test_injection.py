@@ -1,0 +1,143 @@
+"""Strings a kernel controls reach the C++ exactly as written, or are refused naming the call and
+the character; and two tenants' colliding kernels each run their own binary (a real stack).
+
+pyasc writes a printf format between the quotes of a C string literal as it is (its docs write
+asc.printf("x=%u\\n")), so the Python string is the body of that literal: escapes are C's."""
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+import ascrun
+from ascrun.compiler.errors import BundleRejected
+from conftest import Service, load_module
+
+TAG = "[AIV Block 0/1] "
+ESCAPES = "\\n \\t \\r \\a \\b \\f \\v \\\\ \\\" \\' \\? \\0-\\7 \\xHH"
+
+
+def _kernels(tmp_path, name, text):
+    """A kernel printing `text` as a literal (line 6), and one printing a ConstExpr[str] (line 11)."""
+    path = tmp_path / f"{name}.py"
+    path.write_text("import asc\n\n\n@asc.jit\ndef literal(n: int):\n"
+                    f"    asc.printf({text!r}, n)\n\n\n"
+                    "@asc.jit\ndef via_constexpr(n: int, fmt: asc.ConstExpr[str]):\n"
+                    "    asc.printf(fmt, n)\n")
+    return path, load_module(path, name)
+
+
+def test_printf_prints_what_the_kernel_wrote(tmp_path):
+    text = "n=%d\\t|%%|\\\"q\\\"|\\'|\\\\|é中✓|*/ /*|\\x41\\101|?? ?\\?|\\n#include <stdio.h>\\n"
+    printed = "n=7\t|%|\"q\"|'|\\|é中✓|*/ /*|AA|?? ??|\n#include <stdio.h>\n"
+    path, module = _kernels(tmp_path, "prints", text)
+    assert ascrun.run_local(module.literal, 1, 7).log == TAG + printed
+    assert ascrun.run_local(module.via_constexpr, 1, 7, text).log == TAG + printed
+    # printf's %s arguments join the format before it reaches the IR, and are checked with it
+    path.write_text("import asc\n\n\n@asc.jit\ndef words(n: int, word: asc.ConstExpr[str]):\n"
+                    "    asc.printf(\"%s=%d %s\\\\n\", word, n, \"später\")\n")
+    words = load_module(path, "words").words
+    assert ascrun.run_local(words, 1, 3, "wört").log == TAG + "wört=3 später\n"
+    with pytest.raises(ascrun.KernelError) as e:
+        ascrun.run_local(words, 1, 3, 'x");system("id')
+    assert str(e.value) == (f"pyasc could not compile the kernel: in kernel 'words' at {path}:6: asc.printf: a bare "
+                            "'\"' would end the C++ string literal: write \\\" for a quote (character 1 of "
+                            "'x\");system(\"id=%d später\\\\n')")
+
+
+@pytest.mark.parametrize("text, index, why", [
+    ('x");system("id', 1, "a bare '\"' would end the C++ string literal: write \\\" for a quote"),
+    ('\n#include "/etc/passwd"\n', 0,
+     "the control character '\\n' cannot stand in a C++ string literal: write an escape such as \\n or \\t"),
+    ("a\\\n\");system(\"id", 1, f"'\\\\\\n' is not a C escape ({ESCAPES}): write \\\\ for a backslash"),
+    ("a??/", 1, "'??/' is a trigraph: write '?\\?/'"),
+    ("a??=define", 1, "'??=' is a trigraph: write '?\\?='"),
+    ("a\x00b", 1, "the control character '\\x00' cannot stand in a C++ string literal: write an escape such as "
+                  "\\n or \\t"),
+    ("a\rb", 1, "the control character '\\r' cannot stand in a C++ string literal: write an escape such as "
+                "\\n or \\t"),
+    ("abc\\", 3, "a '\\' at the end would escape the closing quote: write \\\\ for a backslash"),
+    ("\\q", 0, f"'\\\\q' is not a C escape ({ESCAPES}): write \\\\ for a backslash"),
+    ("\\u0022", 0, f"'\\\\u' is not a C escape ({ESCAPES}): write \\\\ for a backslash"),
+], ids=["quote", "newline-directive", "backslash-newline", "trigraph", "trigraph-define", "nul", "cr",
+        "trailing-backslash", "unknown-escape", "universal-name"])
+def test_injection_through_printf_is_refused(tmp_path, text, index, why):
+    path, module = _kernels(tmp_path, "attack", text)
+    for kernel, line, args in ((module.literal, 6, (1,)), (module.via_constexpr, 11, (1, text))):
+        with pytest.raises(ascrun.KernelError) as e:
+            ascrun.run_local(kernel, 1, *args)
+        assert e.value.kind == "compile_error"
+        assert str(e.value) == (f"pyasc could not compile the kernel: in kernel '{kernel.fn.__name__}' at "
+                                f"{path}:{line}: asc.printf: {why} (character {index} of {text!r})")
+
+
+@pytest.mark.parametrize("body, message", [
+    ('asc.inline("#include \\"/etc/passwd\\"")', "asc.inline: C++ written into the kernel verbatim is not accepted"),
+    ('asc.inline("int x;", before_function=True)', "asc.inline: C++ written into the kernel verbatim is not accepted"),
+    ('asc.LocalTensor(x.dtype, asc.TPosition.VECIN, 0, 8).to_file("/tmp/out")',
+     "LocalTensor.to_file: kernels may not write files"),
+])
+def test_calls_that_put_text_into_the_cpp_are_refused(tmp_path, body, message):
+    path = tmp_path / "verbatim.py"
+    path.write_text(f"import asc\n\n\n@asc.jit\ndef k(x: asc.GlobalAddress):\n    {body}\n")
+    kernel = load_module(path, "verbatim").k
+    with pytest.raises(ascrun.KernelError) as e:
+        ascrun.run_local(kernel, 1, np.zeros(8, np.float32))
+    assert e.value.kind == "compile_error"
+    assert str(e.value) == f"pyasc could not compile the kernel: in kernel 'k' at {path}:6: {message}"
+
+
+def test_the_ir_builder_is_out_of_a_kernels_reach(tmp_path):
+    path = tmp_path / "builder.py"
+    path.write_text("import asc\n\n\n@asc.jit\ndef k(n: int):\n"
+                    "    asc.language.core.utils.global_builder.get_ir_builder().create_emitc_IncludeOp('x')\n")
+    kernel = load_module(path, "builder").k
+    with pytest.raises(BundleRejected) as e:
+        ascrun.run_local(kernel, 1, 1)
+    assert str(e.value) == (f"kernel 'k' ({path}:6): 'asc.language.core.utils.global_builder' is pyasc's IR builder; "
+                            "kernels may use only asc's kernel language")
+
+
+# --- two tenants, colliding kernels, through a real stack -----------------------------------------
+
+TOKENS = {"alice": "alice-injection-token", "bob": "bob-injection-token"}
+
+
+@pytest.fixture(scope="module")
+def pool(redis_url, service):
+    """A server with two tenants, served by the session's workers."""
+    config = {"tenants": [{"name": name, "token_sha256": hashlib.sha256(token.encode()).hexdigest()}
+                          for name, token in TOKENS.items()]}
+    svc = Service(redis_url, {"ASCRUN_TENANTS": json.dumps(config)})
+    svc.wait_for_workers(None)
+    yield svc
+    svc.stop()
+
+
+def _hello(tmp_path, name, text):
+    path = tmp_path / f"{name}.py"
+    path.write_text(f"import asc\n\n\n@asc.jit\ndef hello(n: int):\n    asc.printf({text!r}, n)\n")
+    return load_module(path, name).hello
+
+
+def test_colliding_kernels_of_two_tenants_each_run_their_own(pool, tmp_path):
+    """Text-stripping ` loc(...)` once gave these two the same IR hash, so bob ran alice's binary."""
+    evil = _hello(tmp_path, "alice_hello", "Hello loc(<C++>) world %d\\n")
+    innocent = _hello(tmp_path, "bob_hello", "Hello world %d\\n")
+    with ascrun.Client(pool.url, token=TOKENS["alice"]) as alice, ascrun.Client(pool.url, token=TOKENS["bob"]) as bob:
+        a = alice.launch(evil, 1, 41)
+        b = bob.launch(innocent, 1, 42)
+        assert a.log == TAG + "Hello loc(<C++>) world 41\n"
+        assert b.log == TAG + "Hello world 42\n"
+        assert b.cache == {"frontend": "miss", "build": "miss"}  # not a hit of alice's artifact
+        assert a.ir_hash != b.ir_hash
+        assert 'AscendC::printf("Hello world %d\\n", ' in bob.source(b.job_id)
+        assert "loc(" not in bob.source(b.job_id)
+        assert 'AscendC::printf("Hello loc(<C++>) world %d\\n", ' in alice.source(a.job_id)
+
+        # the same kernel from another file: its own frontend run, the same C++, so the build is shared
+        same = _hello(tmp_path, "bob_copy", "Hello loc(<C++>) world %d\\n")
+        again = bob.launch(same, 1, 43)
+        assert again.log == TAG + "Hello loc(<C++>) world 43\n"
+        assert again.cache == {"frontend": "miss", "build": "hit"}
+        assert again.ir_hash == a.ir_hash
