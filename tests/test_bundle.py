@@ -210,3 +210,152 @@ def test_validation_refuses_recursion():
         KernelFunction("b", "@asc.jit\ndef b(x: int):\n    a(x)\n", "k.py", 5)))
     with pytest.raises(BundleRejected, match=r"kernel 'a' calls itself \(a -> b -> a\): recursion is not supported"):
         bundle.validate(b)
+
+
+# --- the gate: every route from a bundle to Python or C++ it did not write ------------------------
+
+def _bundle(source: str, modules=(("asc", "asc"),), name="k", filename="kern.py", lineno=10) -> KernelBundle:
+    return KernelBundle(entry=name, functions=(KernelFunction(name, textwrap.dedent(source).lstrip("\n"), filename,
+                                                              lineno),),
+                        constants=(), modules=tuple(modules))
+
+
+def _define(b: KernelBundle):
+    return bundle.define(b, __import__("importlib").import_module)
+
+
+@pytest.mark.parametrize("module", ["asc.runtime.compiler", "asc.lib.runtime", "asc.codegen", "asc._C", "os",
+                                    "asc.languagex", ""])
+def test_module_aliases_are_asc_its_language_or_config(module):
+    b = _bundle("@asc.jit\ndef k(n: int):\n    o.os.system('id')\n", modules=(("asc", "asc"), ("o", module)))
+    with pytest.raises(BundleRejected) as e:
+        bundle.validate(b)
+    assert str(e.value) == (f"bundle imports module {module!r} as 'o': only asc, its kernel language (asc.language.*) "
+                            "and asc.runtime.config are allowed")
+
+
+def test_collect_refuses_a_module_outside_the_kernel_language(tmp_path):
+    path = tmp_path / "aliases.py"
+    path.write_text("import asc\nimport asc.runtime.compiler as o\n\n\n@asc.jit\ndef k(n: int):\n    o.os\n")
+    with pytest.raises(BundleRejected) as e:
+        bundle.collect(load_module(path).k)
+    assert str(e.value) == (f"kernel reads module 'o' (asc.runtime.compiler) in 'k' ({path}:7): only the 'asc' "
+                            "package, its kernel language (asc.language) and asc.runtime.config can be used in kernels")
+
+
+@pytest.mark.parametrize("body", [
+    "m = asc\n    m.runtime.compiler.os.system('touch MARKER')",
+    "(asc if n else asc).runtime.compiler.os.system('touch MARKER')",
+    "[asc][0].runtime.compiler.os.system('touch MARKER')",
+    "isinstance(asc, int)",
+    "for m in (asc,):\n        pass",
+    "asc = 1",
+], ids=["rebind", "conditional", "list", "argument", "loop", "store"])
+def test_a_module_alias_is_only_the_head_of_a_checked_chain(tmp_path, body):
+    marker = tmp_path / "pwned"
+    b = _bundle(f"@asc.jit\ndef k(n: int):\n    {body.replace('MARKER', str(marker))}\n")
+    with pytest.raises(BundleRejected) as e:
+        _define(b)
+    assert str(e.value) == "kernel 'k' (kern.py:12): module 'asc' may only be used as 'asc.name'"
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("call", ["'{0.__globals__}'.format(asc.jit)", "'{f.__globals__}'.format_map({'f': asc.jit})",
+                                  "str.format('{0.__globals__}', asc.jit)"])
+def test_str_format_is_refused(call):
+    attr = "format_map" if "format_map" in call else "format"
+    with pytest.raises(BundleRejected) as e:
+        bundle.validate(_bundle(f"@asc.jit\ndef k(n: int):\n    asc.printf({call})\n"))
+    assert str(e.value) == (f"kernel 'k' (kern.py:12): '.{attr}' is not allowed in kernels (it reads attributes "
+                            "named in its text): use an f-string")
+
+
+def test_percent_formatting_and_f_strings_read_no_hidden_attributes():
+    """`%` reads no attributes by name; an f-string's fields are parsed, so the dunder rule sees them."""
+    _define(_bundle("@asc.jit\ndef k(n: int):\n    asc.printf('%s' % 'x')\n"))
+    with pytest.raises(BundleRejected) as e:
+        bundle.validate(_bundle("@asc.jit\ndef k(n: int):\n    asc.printf(f'{asc.jit.__globals__}')\n"))
+    assert str(e.value) == "kernel 'k' (kern.py:12): dunder attribute '__globals__' is not allowed in kernels"
+
+
+def test_type_is_not_a_kernel_builtin(tmp_path):
+    """type() with three arguments creates classes; isinstance and issubclass cover what kernels ask."""
+    with pytest.raises(BundleRejected) as e:
+        bundle.validate(_bundle("@asc.jit\ndef k(n: int):\n    type('C', (), {})\n"))
+    assert str(e.value) == "kernel 'k' (kern.py:12) reads 'type', which the bundle does not define"
+    path = tmp_path / "uses_type.py"
+    path.write_text("import asc\n\n\n@asc.jit\ndef k(n: int):\n    type(n)\n")
+    with pytest.raises(BundleRejected) as e:
+        bundle.collect(load_module(path).k)
+    assert str(e.value) == f"kernel uses builtin 'type' in 'k' ({path}:6), which kernels may not use"
+
+
+@pytest.mark.parametrize("source, message", [
+    ("@asc.jit(opt=asc.runtime.compiler.os.system)\ndef k(n: int):\n    pass\n",
+     "kernel 'k' (kern.py:10): 'asc.runtime' is the module asc.runtime; kernels may use only asc's kernel language"),
+    ("@asc.jit\n@asc.jit\ndef k(n: int):\n    pass\n",
+     "kernel 'k' (kern.py:10): must be decorated with exactly @asc.jit or @asc.jit(option=literal or asc "
+     "constant, ...)"),
+    ("@asc.jit(opt=asc.printf('x'))\ndef k(n: int):\n    pass\n",
+     "kernel 'k' (kern.py:10): must be decorated with exactly @asc.jit or @asc.jit(option=literal or asc "
+     "constant, ...)"),
+    ("@asc.jit\ndef k(n: int = asc.runtime.compiler.os.system('id')):\n    pass\n",
+     "kernel 'k' (kern.py:11): default values must be literals"),
+    ("@asc.jit\ndef k(n: asc.runtime.compiler.os.system('id')):\n    pass\n",
+     "kernel 'k' (kern.py:11): annotation of 'n' must be a type name, attribute or subscript"),
+    ("@asc.jit\ndef k(n: asc.runtime.compiler.os.environ['REDIS_URL']):\n    pass\n",
+     "kernel 'k' (kern.py:11): 'asc.runtime' is the module asc.runtime; kernels may use only asc's kernel language"),
+    ("@asc.jit\ndef k(n: int) -> asc.language.core.utils.dataclass:\n    pass\n",
+     "kernel 'k' (kern.py:11): 'asc.language.core.utils.dataclass' is from dataclasses; kernels may use only asc's "
+     "kernel language"),
+], ids=["decorator-option", "two-decorators", "decorator-call", "default", "annotation-call", "annotation-chain",
+        "return-annotation"])
+def test_decorators_defaults_and_annotations_run_nothing(source, message):
+    """All three are evaluated when the def executes: refused before it does."""
+    with pytest.raises(BundleRejected) as e:
+        _define(_bundle(source))
+    assert str(e.value) == message
+
+
+def test_chains_from_a_kernel_function_stay_in_asc():
+    b = KernelBundle(entry="k", modules=(("asc", "asc"),), constants=(), functions=(
+        KernelFunction("h", "@asc.jit\ndef h(n: int):\n    pass\n", "kern.py", 1),
+        KernelFunction("k", "@asc.jit\ndef k(n: int):\n    h.fn(n)\n", "kern.py", 5)))
+    with pytest.raises(BundleRejected) as e:
+        _define(b)
+    assert str(e.value) == "kernel 'k' (kern.py:7): 'h.fn' is from ascrun_bundle; kernels may use only asc's kernel language"
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"lineno": 2_000_000_000}, "function 'k': lineno 2000000000 is out of range (1 to 1000000)"),
+    ({"lineno": 0}, "function 'k': lineno 0 is out of range (1 to 1000000)"),
+    ({"lineno": -5}, "function 'k': lineno -5 is out of range (1 to 1000000)"),
+    ({"source": "@asc.jit\ndef k(n: int):\n    pass\n" + "#" * 1_000_000},
+     "the bundle's sources have 1000033 characters, more than 1000000"),
+    ({"filename": "a\x00b.py"}, "function 'k': its file name 'a\\x00b.py' holds the control character '\\x00'"),
+    ({"filename": "a\nb.py"}, "function 'k': its file name 'a\\nb.py' holds the control character '\\n'"),
+    ({"filename": "x" * 5000}, "function 'k': its file name has 5000 characters, more than 4096"),
+])
+def test_bundle_metadata_is_bounded(changes, message):
+    fn = {"name": "k", "source": "@asc.jit\ndef k(n: int):\n    pass\n", "filename": "kern.py", "lineno": 1}
+    b = KernelBundle.from_json({"entry": "k", "functions": [{**fn, **changes}], "constants": {},
+                                "modules": {"asc": "asc"}})
+    with pytest.raises(BundleRejected) as e:
+        _define(b)
+    assert str(e.value) == message
+
+
+def test_many_functions_cannot_add_up_past_the_bounds():
+    functions = [{"name": f"f{i}", "source": f"@asc.jit\ndef f{i}(n: int):\n    pass\n", "filename": "kern.py",
+                  "lineno": 900_000} for i in range(3)]
+    b = KernelBundle.from_json({"entry": "f0", "functions": functions, "constants": {}, "modules": {"asc": "asc"}})
+    with pytest.raises(BundleRejected) as e:
+        _define(b)
+    assert str(e.value) == ("the bundle's functions reach 2700009 lines in all, counted from each one's lineno, more "
+                            "than 2000000")
+
+
+def test_a_kernel_named_like_a_cpp_keyword_is_refused():
+    with pytest.raises(BundleRejected) as e:
+        bundle.validate(_bundle("@asc.jit\ndef template(n: int):\n    pass\n", name="template"))
+    assert str(e.value) == "function 'template': its name is a C++ keyword, rename it"

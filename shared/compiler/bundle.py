@@ -40,8 +40,17 @@ KERNEL_BUILTINS = ("bool", "dict", "float", "int", "isinstance", "issubclass", "
 FORBIDDEN_ATTRIBUTES = ("format", "format_map")
 # What a bundle's metadata may cost: define() pads each source to its line number.
 MAX_LINENO = 1_000_000
-MAX_SOURCE_CHARS = 1_000_000
+MAX_DEFINED_LINES = 2_000_000  # all functions, padded
+MAX_SOURCE_CHARS = 1_000_000  # all functions
 MAX_FILENAME_CHARS = 4096
+# A kernel's name is a C++ function's: these Python identifiers are C++ keywords (and the
+# alternative tokens), which would only make the build fail.
+CPP_KEYWORDS = frozenset("""alignas alignof and_eq asm auto bitand bitor bool catch char char8_t char16_t char32_t
+    compl concept const consteval constexpr constinit const_cast co_await co_return co_yield decltype default delete
+    do double dynamic_cast enum explicit export extern float friend goto inline int long mutable namespace new
+    noexcept not_eq nullptr operator or_eq private protected public register reinterpret_cast requires short signed
+    sizeof static static_assert static_cast struct switch template this thread_local throw typedef typeid typename
+    union unsigned using virtual void volatile wchar_t xor xor_eq""".split())
 
 
 def is_allowed_module(name: str) -> bool:
@@ -285,6 +294,13 @@ def _validate_digest(digest: str, bundle: KernelBundle) -> None:
     """validate() once per distinct bundle (a raise is not cached, so refusals are re-checked)."""
     for fn in bundle.functions:
         _validate_metadata(fn)
+    chars = sum(len(fn.source) for fn in bundle.functions)
+    if chars > MAX_SOURCE_CHARS:
+        raise BundleRejected(f"the bundle's sources have {chars} characters, more than {MAX_SOURCE_CHARS}")
+    lines = sum(fn.lineno + fn.source.count("\n") for fn in bundle.functions)
+    if lines > MAX_DEFINED_LINES:
+        raise BundleRejected(f"the bundle's functions reach {lines} lines in all, counted from each one's lineno, "
+                             f"more than {MAX_DEFINED_LINES}")
     names = [f.name for f in bundle.functions]
     if len(set(names)) != len(names):
         raise BundleRejected("bundle defines a function twice")
@@ -320,12 +336,11 @@ def _validate_metadata(fn: KernelFunction) -> None:
     (it reaches MLIR's locations)."""
     if not 1 <= fn.lineno <= MAX_LINENO:
         raise BundleRejected(f"function {fn.name[:80]!r}: lineno {fn.lineno} is out of range (1 to {MAX_LINENO})")
-    if len(fn.source) > MAX_SOURCE_CHARS:
-        raise BundleRejected(f"function {fn.name[:80]!r}: its source has {len(fn.source)} characters, more than "
-                             f"{MAX_SOURCE_CHARS}")
     if len(fn.filename) > MAX_FILENAME_CHARS:
         raise BundleRejected(f"function {fn.name[:80]!r}: its file name has {len(fn.filename)} characters, more "
                              f"than {MAX_FILENAME_CHARS}")
+    if fn.name in CPP_KEYWORDS:
+        raise BundleRejected(f"function '{fn.name}': its name is a C++ keyword, rename it")
     bad = next((c for c in fn.filename if ord(c) < 0x20 or ord(c) == 0x7F), None)
     if bad is not None:
         raise BundleRejected(f"function {fn.name[:80]!r}: its file name {fn.filename[:200]!r} holds the control "
