@@ -69,6 +69,19 @@ def test_pyasc_error_reaches_user_with_kernel_line(tmp_path):
     assert "No viable candidates were found to dispatch exp()" in msg  # pyasc's own message
 
 
+def test_a_kernels_own_error_text_is_bounded(tmp_path):
+    """`assert False, text` returns the kernel's text in the compile_error (nothing secret is in a
+    jailed frontend's reach); its length is bounded."""
+    path = tmp_path / "asserts.py"
+    path.write_text("import asc\n\n\n@asc.jit\ndef k(n: int):\n    assert False, 'y' * 100000\n")
+    with pytest.raises(CompileError) as e:
+        frontend.run(bundle.collect(load_module(path).k), [ArgSpec("scalar", "int", 1)])
+    prefix = f"pyasc could not compile the kernel: in kernel 'k' at {path}:6: "
+    assert str(e.value).startswith(prefix + "at <source>:2:4:")
+    assert str(e.value).endswith("yyy... (cut: the message has 100085 characters)")
+    assert len(str(e.value)) == len(prefix) + 4000 + len("... (cut: the message has 100085 characters)")
+
+
 def test_wrong_argument_count_is_a_compile_error(framework_example):
     b = bundle.collect(framework_example.vadd_framework_kernel)
     with pytest.raises(CompileError, match=r"takes 5 arguments \(x, y, z, block_length, tile_length\), got 2"):

@@ -21,6 +21,9 @@ from .bundle import KernelBundle, define
 from .errors import BundleRejected, CompileError, KernelError
 
 SCALAR_TYPES = ("int", "float", "bool")
+# A compile error's message carries what the kernel computed (`assert False, text`): bounded,
+# as it is stored with the job.
+MAX_MESSAGE_CHARS = 4000
 
 
 @dataclass(frozen=True)
@@ -260,6 +263,8 @@ def _compile_error(exc: BaseException, bundle: KernelBundle, fn_name: str | None
             break
         cause = cause.__cause__ or cause.__context__
     message = str(cause if isinstance(cause, StringRefused) else exc) or exc.__class__.__name__
+    if len(message) > MAX_MESSAGE_CHARS:
+        message = f"{message[:MAX_MESSAGE_CHARS]}... (cut: the message has {len(message)} characters)"
     node = getattr(exc, "node", None)
     location = ""
     if node is not None and hasattr(node, "lineno"):
