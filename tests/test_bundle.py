@@ -162,7 +162,7 @@ def test_validation_refuses_non_literal_constant_and_foreign_module():
     with pytest.raises(BundleRejected, match="constant 'SCALE' is not a literal"):
         bundle.validate(b)
     b = KernelBundle.from_json({**bundle.collect(uses_helper).to_json(), "modules": {"asc": "os"}})
-    with pytest.raises(BundleRejected, match=r"bundle imports module .os. as .asc.: only asc, its kernel language \(asc.language.\*\) and asc.runtime.config are allowed"):
+    with pytest.raises(BundleRejected, match=r"bundle imports module 'os' as 'asc': only asc, its kernel language"):
         bundle.validate(b)
 
 
@@ -317,13 +317,30 @@ def test_decorators_defaults_and_annotations_run_nothing(source, message):
     assert str(e.value) == message
 
 
+@pytest.mark.parametrize("use, message", [
+    ("config.set_platform('Model')", "'config.set_platform' is from asc.runtime.config"),
+    ("config.Enum('E', 'a b')", "'config.Enum' is from enum"),
+    ("config.rt.use_model()", "'config.rt' is the module asc.lib.runtime"),
+    ("asc.jit.__wrapped__", None),
+])
+def test_config_offers_its_enums_only(use, message):
+    source = f"@asc.jit(kernel_type=config.KernelType.AIV_ONLY)\ndef k(n: int):\n    {use}\n"
+    b = _bundle(source, modules=(("asc", "asc"), ("config", "asc.runtime.config")))
+    with pytest.raises(BundleRejected) as e:
+        _define(b)
+    assert str(e.value) == (f"kernel 'k' (kern.py:12): {message}; kernels may use only asc's kernel language"
+                            if message else "kernel 'k' (kern.py:12): dunder attribute '__wrapped__' is not allowed "
+                            "in kernels")
+
+
 def test_chains_from_a_kernel_function_stay_in_asc():
     b = KernelBundle(entry="k", modules=(("asc", "asc"),), constants=(), functions=(
         KernelFunction("h", "@asc.jit\ndef h(n: int):\n    pass\n", "kern.py", 1),
         KernelFunction("k", "@asc.jit\ndef k(n: int):\n    h.fn(n)\n", "kern.py", 5)))
     with pytest.raises(BundleRejected) as e:
         _define(b)
-    assert str(e.value) == "kernel 'k' (kern.py:7): 'h.fn' is from ascrun_bundle; kernels may use only asc's kernel language"
+    assert str(e.value) == ("kernel 'k' (kern.py:7): 'h.fn' is from ascrun_bundle; kernels may use only asc's kernel "
+                            "language")
 
 
 @pytest.mark.parametrize("changes, message", [

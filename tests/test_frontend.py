@@ -115,5 +115,6 @@ def test_bundle_digest_covers_everything_define_uses(framework_example):
         digests.add(KernelBundle.from_json({**data, "functions": [{**fn, **changed}, *data["functions"][1:]]}).digest)
     digests.add(KernelBundle.from_json({**data, "constants": {**data["constants"], "EXTRA": "1"}}).digest)
     digests.add(KernelBundle.from_json({**data, "modules": {**data["modules"], "lang": "asc.language"}}).digest)
-    digests.add(KernelBundle.from_json({**data, "structs": {"S": {"pack": 0, "fields": [{"name": "a", "dtype": "int32"}]}}}).digest)
+    struct = {"S": {"pack": 0, "fields": [{"name": "a", "dtype": "int32"}]}}
+    digests.add(KernelBundle.from_json({**data, "structs": struct}).digest)
     assert len(digests) == 7

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import enum
 import functools
 import hashlib
 import inspect
@@ -435,6 +436,7 @@ def _attribute_chain(node: ast.Attribute) -> Tuple[str, ...] | None:
 
 # pyasc's IR builder: a kernel that holds it can put any string into the IR.
 IR_BUILDER = ("asc.language.core.utils", "GlobalBuilder")
+JIT_DECORATOR = ("asc.runtime.jit", "jit")
 _DATA = (bool, int, float, complex, str, bytes, tuple, list, dict, set, frozenset, type(None))
 
 
@@ -450,7 +452,8 @@ def _owner(value: Any) -> str:
 
 
 def _reach_refusal(value: Any) -> str | None:
-    """Why a kernel may not hold `value`, or None."""
+    """Why a kernel may not hold `value`, or None: it may hold the kernel language, plain data,
+    the @asc.jit decorator and the config module's enums (not its functions, which load runtimes)."""
     if isinstance(value, types.ModuleType):
         if value.__name__ == LANGUAGE_MODULE or value.__name__.startswith(LANGUAGE_MODULE + "."):
             return None
@@ -458,9 +461,13 @@ def _reach_refusal(value: Any) -> str | None:
     if (type(value).__module__, type(value).__name__) == IR_BUILDER:
         return "pyasc's IR builder"
     owner = _owner(value)
+    if owner == LANGUAGE_MODULE or owner.startswith(LANGUAGE_MODULE + "."):
+        return None
     if owner == "builtins" and isinstance(value, _DATA):
         return None
-    if owner.startswith(ALLOWED_MODULE + ".") and not owner.startswith(ALLOWED_MODULE + "._C"):
+    if (owner, getattr(value, "__name__", None)) == JIT_DECORATOR:
+        return None
+    if owner == CONFIG_MODULE and (not callable(value) or isinstance(value, type) and issubclass(value, enum.Enum)):
         return None
     return f"from {owner}"
 
@@ -475,7 +482,10 @@ def _check_reach(fn: KernelFunction, heads: Mapping[str, Any]) -> None:
             continue
         value = heads[chain[0]]
         for depth, attr in enumerate(chain[1:], start=1):
-            value = getattr(value, attr, None)
+            try:
+                value = getattr(value, attr)
+            except Exception:  # noqa: BLE001 - a missing or failing attribute: pyasc reports it, nothing to hold
+                break
             why = _reach_refusal(value)
             if why is not None:
                 line = fn.lineno + node.lineno - 1

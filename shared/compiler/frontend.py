@@ -200,7 +200,7 @@ _STRING_GUARDS: Dict[str, Callable[[str], None]] = {
     "create_asc_PrintfOp": functools.partial(check_literal_body, "asc.printf"),
     "create_emitasc_VerbatimOp": _refuse_call("asc.inline", "C++ written into the kernel verbatim is not accepted"),
     "create_emitc_VerbatimOp": _refuse_call("asc.inline", "C++ written into the kernel verbatim is not accepted"),
-    "create_emitc_IncludeOp": _refuse_call("#include", "kernels may not include files"),
+    "create_emitc_IncludeOp": _refuse_call("an #include", "kernels may not include files"),
     "create_asc_LocalTensorToFileOp": _refuse_call("LocalTensor.to_file", "kernels may not write files"),
 }
 
@@ -208,8 +208,7 @@ _STRING_GUARDS: Dict[str, Callable[[str], None]] = {
 def _guarded(method: Callable, check: Callable[[str], None]) -> Callable:
     @functools.wraps(method)
     def guarded(builder: Any, *args: Any, **kwargs: Any) -> Any:
-        strings = [a for a in (*args, *kwargs.values()) if isinstance(a, str)]
-        for text in strings:
+        for text in (a for a in (*args, *kwargs.values()) if isinstance(a, str)):
             check(text)
         return method(builder, *args, **kwargs)
     return guarded
