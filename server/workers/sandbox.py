@@ -48,3 +48,37 @@ def forbid_processes_and_sockets() -> None:
     # clone3 passes its flags in memory, out of a filter's sight: ENOSYS makes glibc use clone.
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
     rules.load()
+
+
+PR_SET_DUMPABLE = 4  # <sys/prctl.h>
+# Reaching another process: its memory, its signals, a new program.
+PROCESS_SYSCALLS = ("execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_open",
+                    "pidfd_send_signal", "pidfd_getfd", "tkill", "kexec_load", "mount", "umount2", "unshare", "setns",
+                    "socket", "socketpair", "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key",
+                    "request_key")
+
+
+def not_dumpable() -> None:
+    """No process of the same user can ptrace this one or write its memory (a zygote's children)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_DUMPABLE, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE) failed")
+
+
+def confine(allow_fork: bool) -> None:
+    """A jailed stage's filter (stacked filters: the strictest answer wins). No new program, socket,
+    ptrace or namespace; signals only to this process itself (kill(0)/kill(-1) are refused);
+    with allow_fork False, no new process either (threads still work)."""
+    import os
+    me = os.getpid()
+    rules = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
+    for name in PROCESS_SYSCALLS:
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), name)
+    rules.add_rule(seccomp.ERRNO(errno.EPERM), "kill", seccomp.Arg(0, seccomp.NE, me))
+    rules.add_rule(seccomp.ERRNO(errno.EPERM), "tgkill", seccomp.Arg(0, seccomp.NE, me))
+    if not allow_fork:
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), "fork")
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), "vfork")
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, CLONE_THREAD, 0))
+    rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    rules.load()
