@@ -98,8 +98,10 @@ def serve(targets: Sequence[str], settings: Settings, burst: bool = False, name:
                 pass  # RQ's teardown could not deregister the worker: Redis is down, see below
             if burst or worker.stop_requested:
                 return
-            # RQ quit on an error (e.g. Redis restarted under a running job): start over once Redis is back.
+            # RQ quit on an error (e.g. Redis restarted under a running job): start over once Redis is back,
+            # under the same name, so the old registration goes first.
             _wait_for_redis(connection)
+            worker.register_death()
     finally:
         stop_beating()
         for target in jailed:
