@@ -3,6 +3,7 @@
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -186,3 +187,15 @@ def test_a_build_in_its_jail_is_the_same_library(add_example):
         assert ran.written == ["z"]
     finally:
         runners.close()
+
+
+def test_check_jail_reports_every_stage_contained(redis_port, tmp_path):
+    tenants = tmp_path / "tenants.json"
+    tenants.write_text('{"tenants": []}')
+    env = dict(os.environ, REDIS_URL=f"redis://127.0.0.1:{redis_port}", ASCRUN_TENANTS_FILE=str(tenants))
+    done = subprocess.run([sys.executable, "-m", "ascrun.cli", "worker", "--check-jail"], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"ok   read {tenants}: refused (No such file or directory)" in done.stdout
+    assert f"ok   connect 127.0.0.1:{redis_port}: refused" in done.stdout
+    assert done.stdout.endswith("every stage is contained as designed\n")
