@@ -78,7 +78,7 @@ def _inputs(store: JobStore, tenant: str, bundle: KernelBundle, args: List[Dict[
 def _output(store: JobStore, tenant: str, array: np.ndarray) -> Dict[str, Any]:
     data = array.tobytes()
     described = {"dtype": array.dtype.name, "shape": list(array.shape)}
-    if len(data) <= INLINE_BYTES and False:  # TEMP
+    if len(data) <= INLINE_BYTES:
         return {"data": base64.b64encode(data).decode(), **described}
     digest = hashlib.sha256(data).hexdigest()
     store.put_blob(tenant, digest, data)
