@@ -44,16 +44,18 @@ def not_dumpable() -> None:
 
 def confine(allow_fork: bool) -> None:
     """A jailed stage's filter (stacked filters: the strictest answer wins). No new program, socket,
-    ptrace or namespace; signals only to this process itself (kill(0)/kill(-1) are refused);
-    with allow_fork False, no new process either (threads still work)."""
+    ptrace or namespace. With allow_fork False (every stage but the frontend's zygote): no new
+    process (threads still work) and signals only to this process itself (kill(0) and kill(-1)
+    are refused). The zygote keeps kill, for its children: a filter it stacked on signals would
+    be theirs too, with its pid, and a child's own abort() would fail."""
     import os
     me = os.getpid()
     rules = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
     for name in PROCESS_SYSCALLS:
         rules.add_rule(seccomp.ERRNO(errno.EPERM), name)
-    rules.add_rule(seccomp.ERRNO(errno.EPERM), "kill", seccomp.Arg(0, seccomp.NE, me))
-    rules.add_rule(seccomp.ERRNO(errno.EPERM), "tgkill", seccomp.Arg(0, seccomp.NE, me))
     if not allow_fork:
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), "kill", seccomp.Arg(0, seccomp.NE, me))
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), "tgkill", seccomp.Arg(0, seccomp.NE, me))
         rules.add_rule(seccomp.ERRNO(errno.EPERM), "fork")
         rules.add_rule(seccomp.ERRNO(errno.EPERM), "vfork")
         rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, CLONE_THREAD, 0))
