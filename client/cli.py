@@ -146,8 +146,8 @@ def cmd_server(opts: argparse.Namespace) -> int:
 def cmd_worker(opts: argparse.Namespace) -> int:
     from .server.settings import Settings
     if opts.check_jail:
-        from .compiler import jail
-        lines, contained = jail.check(Settings.from_env().redis_url)
+        from .compiler import jail_check
+        lines, contained = jail_check.check(Settings.from_env().redis_url)
         print("\n".join(lines))
         print("every stage is contained as designed" if contained else "some stage is NOT contained: see FAIL above")
         return 0 if contained else 1
