@@ -145,6 +145,12 @@ def cmd_server(opts: argparse.Namespace) -> int:
 
 def cmd_worker(opts: argparse.Namespace) -> int:
     from .server.settings import Settings
+    if opts.check_jail:
+        from .compiler import jail_check
+        lines, contained = jail_check.check(Settings.from_env().redis_url)
+        print("\n".join(lines))
+        print("every stage is contained as designed" if contained else "some stage is NOT contained: see FAIL above")
+        return 0 if contained else 1
     from .server.workers.worker import serve
     serve(opts.target or ["cpu"], Settings.from_env(), burst=opts.burst)
     return 0
@@ -167,6 +173,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     worker.add_argument("--target", action="append", choices=["cpu", "sim", "npu"],
                         help="a target to serve (repeatable; default cpu)")
     worker.add_argument("--burst", action="store_true", help="exit once the queues are empty")
+    worker.add_argument("--check-jail", action="store_true",
+                        help="probe what each stage's jail can and cannot do, then exit (1 if anything escapes)")
     worker.set_defaults(func=cmd_worker)
     commands.add_parsers(sub)
     opts = parser.parse_args(argv)

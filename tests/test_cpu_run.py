@@ -175,13 +175,26 @@ def test_non_contiguous_numpy_output_is_copied_back(add_example):
 EMPTY_KERNEL = '#include "kernel_operator.h"\nextern "C" __global__ __aicore__ void k(__gm__ float* x) {}\n'
 
 
-def test_toolchain_prebuilds_the_runtime_in_a_private_folder(tmp_path, monkeypatch):
+def test_toolchain_prebuilds_the_runtime_in_a_folder_only_this_user_writes(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     assert CpuToolchain().build(EMPTY_KERNEL, "k").startswith(b"\x7fELF")
-    private = tmp_path / f"ascrun-{os.getuid()}"
-    [runtime] = private.iterdir()
-    assert stat.S_IMODE(private.stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / f"ascrun-{os.getuid()}").stat().st_mode) == 0o700  # builds stay private
+    # readable by all (the build jails run as another user), writable by this user alone
+    folder = tmp_path / f"ascrun-runtime-{os.getuid()}"
+    [runtime] = folder.iterdir()
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o755
     assert sorted(p.name for p in runtime.iterdir()) == ["kernel_operator.h.gch", "launch.o"]
+
+
+def test_toolchain_refuses_a_prebuilt_runtime_folder_others_can_write(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    shared = tmp_path / f"ascrun-runtime-{os.getuid()}"
+    shared.mkdir()
+    shared.chmod(0o777)
+    with pytest.raises(BuildError) as e:
+        CpuToolchain().build(EMPTY_KERNEL, "k")
+    assert str(e.value) == (f"{shared} is not a folder only this user can write (owned by uid {os.getuid()}, "
+                            "not group- or world-writable): remove it, ascrun makes it anew")
 
 
 def test_toolchain_refuses_a_runtime_folder_others_can_write(tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-"""Faults: a crashed work horse, a SIGKILLed worker, Redis restarted under the server.
+"""Faults: a crashed run jail, a SIGKILLed worker, Redis restarted under the server.
 
 Each test has its own Redis, server and worker, so what it breaks is its own."""
 import os
@@ -39,6 +39,30 @@ def _children(pid: int):
     return found
 
 
+def _descendants(pid: int):
+    found = _children(pid)
+    for child in list(found):
+        found += _descendants(child)
+    return found
+
+
+def _run_jail(worker_pid: int) -> int:
+    """The jailed runner's Python (worker -> bwrap -> bwrap, its pid namespace's init -> python),
+    once the job has reached its run."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for pid in _descendants(worker_pid):
+            try:
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv[0].startswith(b"/usr/bin/python") or b"python" in argv[0]:
+                if len(argv) > 3 and argv[-3] == b"run":
+                    return pid
+        time.sleep(0.05)
+    raise AssertionError("no run jail")
+
+
 def _start_spin(client, rounds=2**31 - 1, timeout=60):
     x = np.ones(64, np.float32)
     args, blobs = client._arguments(ascrun.args.prepare(["x", "z", "rounds"], [x, np.zeros_like(x), rounds]))
@@ -58,27 +82,28 @@ def _launch_ok(client):
     np.testing.assert_array_equal(z, x + 1)
 
 
-def test_crashed_work_horse_fails_its_job_only(pool):
+def test_crashed_run_jail_fails_its_job_only(pool):
     with ascrun.Client(pool.url) as client:
         job_id = _start_spin(client)
-        horses = _children(pool.workers[0].pid)
-        assert len(horses) == 1
-        os.kill(horses[0], signal.SIGSEGV)  # what a native crash in the kernel does
+        os.kill(_run_jail(pool.workers[0].pid), signal.SIGSEGV)  # what a native crash in the kernel does
         record = client.wait(job_id, 30)
         assert record["status"] == "failed" and record["error"]["kind"] == "runtime_error"
-        assert record["error"]["message"] == "the kernel crashed the worker's work horse: it was killed by SIGSEGV"
-        _launch_ok(client)  # the same worker serves the next job
+        assert record["error"]["message"] == "the kernel crashed its jail: killed by SIGSEGV"
+        _launch_ok(client)  # the same worker serves the next job, in a new run jail
 
 
 def test_sigkilled_worker_job_ends_failed_in_bounded_time(pool):
     with ascrun.Client(pool.url) as client:
         job_id = _start_spin(client)
-        os.killpg(pool.workers[0].pid, signal.SIGKILL)  # the worker and its work horse
+        worker = pool.workers.pop(0)
+        jails = _descendants(worker.pid)
+        os.killpg(worker.pid, signal.SIGKILL)  # the worker: its jails die with it
         killed = time.monotonic()
         record = client.wait(job_id, 30)
         assert time.monotonic() - killed < 10
         assert record["status"] == "failed"
         assert "the worker running this job stopped (no heartbeat" in record["error"]["message"]
+        assert jails and not [pid for pid in jails if Path(f"/proc/{pid}").exists()]  # no process left behind
         pool.add_worker()
         _launch_ok(client)
 

@@ -1,5 +1,6 @@
-"""The work horse's own limits: after forbid_processes_and_sockets, no process or socket can be
-started, threads still run; resource limits hold. Checked in a forked child, as a horse is."""
+"""A jailed stage's own limits (jailed.py applies them inside its jail): after confine, no
+process, program or socket can be started and no other process signalled, threads still run;
+resource limits hold. Checked in a forked child."""
 import json
 import os
 import resource
@@ -36,15 +37,35 @@ def _attempt(action) -> str:
 
 def test_no_processes_or_sockets_but_threads_work():
     def body():
-        sandbox.forbid_processes_and_sockets()
+        sandbox.confine(allow_fork=False)
         ran = []
         thread = threading.Thread(target=lambda: ran.append(True))
         thread.start()
         thread.join()
         return {"fork": _attempt(os.fork), "exec": _attempt(lambda: subprocess.run(["true"])),
-                "socket": _attempt(socket.socket), "thread": bool(ran)}
+                "socket": _attempt(socket.socket), "thread": bool(ran), "kill parent": _attempt(
+                    lambda: os.kill(os.getppid(), 0)), "kill group": _attempt(lambda: os.kill(0, 0)),
+                "kill self": _attempt(lambda: os.kill(os.getpid(), 0))}
 
-    assert _in_child(body) == {"fork": "errno 1", "exec": "errno 1", "socket": "errno 1", "thread": True}
+    assert _in_child(body) == {"fork": "errno 1", "exec": "errno 1", "socket": "errno 1", "thread": True,
+                               "kill parent": "errno 1", "kill group": "errno 1", "kill self": "allowed"}
+
+
+def test_a_zygote_forks_but_execs_nothing():
+    def body():
+        sandbox.confine(allow_fork=True)
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            sandbox.confine(allow_fork=False)  # stacked: the stricter answer wins
+            os.write(write, json.dumps({"fork": _attempt(os.fork), "exec": _attempt(lambda: os.execv("/bin/true", ["true"]))}).encode())
+            os._exit(0)
+        os.close(write)
+        child = json.loads(os.read(read, 4096))
+        os.waitpid(pid, 0)
+        return {"zygote exec": _attempt(lambda: subprocess.run(["true"])), **child}
+
+    assert _in_child(body) == {"zygote exec": "errno 1", "fork": "errno 1", "exec": "errno 1"}
 
 
 def test_resource_limits():

@@ -1,29 +1,57 @@
-"""The RQ job: one launch through the compiler pipeline, run inside RQ's forked work horse.
+"""The RQ job: one launch through the compiler pipeline, brokered by the worker process itself.
 
-fetch input blobs -> frontend (memo in Redis) -> build (artifact in Redis) -> run -> output blobs.
+fetch inputs -> frontend (memo in Redis; jailed zygote on a miss) -> build (artifact in Redis;
+fresh build jail on a miss) -> run (the tenant's run jail) -> outputs. No tenant code runs in
+this process: it holds Redis, computes the cache keys and stores what the jails answer.
 """
 from __future__ import annotations
 
+import base64
+import functools
 import hashlib
-import os
-import signal
 import threading
 import time
 from typing import Any, Dict, List
 
 import numpy as np
-import redis
 from rq import get_current_job
 
-from ...compiler import pipeline
+from ...compiler import jail, pipeline
 from ...compiler.bundle import KernelBundle
 from ...compiler.errors import KernelError
 from ...compiler.frontend import ArgSpec, param_names
 from ..settings import Settings
-from ..store import HEARTBEAT_S, JobStore, RedisCache
-from . import sandbox
+from ..store import HEARTBEAT_S, INLINE_BYTES, JobStore, RedisCache
 
 JOB_FUNCTION = "ascrun.server.workers.job.run_job"
+RUN_JAILS = 4  # tenants whose run jail stays warm in one worker
+
+
+class JailedTarget:
+    """The target's stages in jails; one per worker process, its jails reused across jobs."""
+
+    def __init__(self, name: str, settings: Settings):
+        memory = settings.worker_memory_bytes or (64 << 30)
+        limits = {"memory": memory, "files": settings.worker_max_files, "cpu": settings.max_job_timeout_s + 30}
+        self.name = name
+        self.frontend = jail.JailedFrontend(limits)
+        self.toolchain = jail.JailedToolchain(pipeline.get_target(name).toolchain, limits)
+        self.runner = jail.JailedRunners(limits, RUN_JAILS)
+
+    def for_job(self, tenant: str, deadline: jail.Deadline) -> "JailedTarget":
+        self.frontend.deadline = self.toolchain.deadline = self.runner.deadline = deadline
+        self.runner.for_tenant(tenant)
+        return self
+
+    def close(self) -> None:
+        self.frontend.close()
+        self.runner.close()
+
+
+@functools.lru_cache(maxsize=None)
+def jailed_target(name: str) -> JailedTarget:
+    pipeline.get_target(name)  # the name checked, the toolchain found
+    return JailedTarget(name, Settings.from_env())
 
 
 def _inputs(store: JobStore, tenant: str, bundle: KernelBundle, args: List[Dict[str, Any]]):
@@ -31,10 +59,13 @@ def _inputs(store: JobStore, tenant: str, bundle: KernelBundle, args: List[Dict[
     values: Dict[str, Any] = {}
     for name, arg in zip(param_names(bundle), args):
         if arg["kind"] == "tensor":
-            data = store.get_blob(tenant, arg["blob"])
-            if data is None:
-                raise KernelError(f"input blob of '{name}' ({arg['blob'][:12]}...) expired before the job ran: "
-                                  "submit again", kind="bad_request")
+            if "data" in arg:
+                data = base64.b64decode(arg["data"])
+            else:
+                data = store.get_blob(tenant, arg["blob"])
+                if data is None:
+                    raise KernelError(f"input blob of '{name}' ({arg['blob'][:12]}...) expired before the job ran: "
+                                      "submit again", kind="bad_request")
             array = np.frombuffer(bytearray(data), dtype=arg["dtype"]).reshape(arg["shape"])
             specs.append(ArgSpec("tensor", array.dtype.name))
             values[name] = array
@@ -44,21 +75,27 @@ def _inputs(store: JobStore, tenant: str, bundle: KernelBundle, args: List[Dict[
     return specs, values
 
 
-def _start_watchdog(store: JobStore, job_id: str, timeout_s: float) -> threading.Event:
-    """Heartbeat while the job runs, and end the work horse if it overruns. A kernel spinning in
-    native code never returns to the interpreter, so RQ's alarm-based timeout could not stop it.
-    Set the returned event when the job is done."""
-    done = threading.Event()
-    deadline = time.monotonic() + timeout_s
+def _output(store: JobStore, tenant: str, array: np.ndarray) -> Dict[str, Any]:
+    data = array.tobytes()
+    described = {"dtype": array.dtype.name, "shape": list(array.shape)}
+    if len(data) <= INLINE_BYTES:
+        return {"data": base64.b64encode(data).decode(), **described}
+    digest = hashlib.sha256(data).hexdigest()
+    store.put_blob(tenant, digest, data)
+    return {"blob": digest, **described}
 
-    def watch():
+
+def _start_heartbeat(store: JobStore, job_id: str) -> threading.Event:
+    """Say the job is alive while it runs (the API's reaper fails jobs of a worker that died);
+    set the returned event when the job is done."""
+    done = threading.Event()
+
+    def beat():
         while not done.wait(HEARTBEAT_S):
-            if time.monotonic() > deadline:
-                store.fail(job_id, "timeout", f"the job ran longer than its {timeout_s:g} s timeout and was stopped")
-                os.kill(os.getpid(), signal.SIGKILL)
             store.heartbeat(job_id)
 
-    threading.Thread(target=watch, name="ascrun-watchdog", daemon=True).start()
+    store.heartbeat(job_id)
+    threading.Thread(target=beat, name="ascrun-job-heartbeat", daemon=True).start()
     return done
 
 
@@ -73,41 +110,27 @@ def run_job(job_id: str) -> str:
         store.fail(job_id, "bad_request", "the job's launch spec expired before a worker took it")
         return "failed"
     timeout_s = float(spec.get("timeout") or settings.job_timeout_s)
-    sandbox.die_with_parent()
-    # The watchdog talks to Redis on a connection of its own, opened now: no new sockets later.
-    watchdog_store = JobStore(redis.Redis(connection_pool=redis.ConnectionPool(
-        **rq_job.connection.connection_pool.connection_kwargs)), settings)
-    watchdog_store.heartbeat(job_id)
-    done = _start_watchdog(watchdog_store, job_id, timeout_s)
-    sandbox.limit_resources(int(timeout_s) + 30, settings.worker_max_files, settings.worker_memory_bytes)
+    deadline = jail.Deadline(timeout_s)  # the jails are killed when it passes
+    done = _start_heartbeat(JobStore(rq_job.connection, settings), job_id)
     tenant = spec["tenant"]
     timings = {"queue": max(0.0, record["started_at"] - record.get("created_at", record["started_at"]))}
     start = time.perf_counter()
     try:
         bundle = KernelBundle.from_json(spec["bundle"])
         specs, values = _inputs(store, tenant, bundle, spec["args"])
-        target = pipeline.get_target(spec["target"])
+        target = jailed_target(spec["target"]).for_job(tenant, deadline)
         cache = RedisCache(store.connection, settings.artifact_ttl_s)
         built = pipeline.build(bundle, specs, target, frontend_cache=cache, artifact_cache=cache,
                                options=spec.get("options") or {},
                                on_frontend=lambda key: store.put_frontend_key(job_id, key))
-        sandbox.forbid_processes_and_sockets()  # the compiler has run; the kernel needs neither
         ran = pipeline.run(built, target, int(spec["core_num"]), values, bounds=spec.get("bounds", "fault"))
-        outputs = {}
-        for name in ran.written:
-            data = values[name].tobytes()
-            digest = hashlib.sha256(data).hexdigest()
-            store.put_blob(tenant, digest, data)
-            outputs[name] = {"blob": digest, "dtype": values[name].dtype.name, "shape": list(values[name].shape)}
+        outputs = {name: _output(store, tenant, values[name]) for name in ran.written}
         timings.update(built.timings, run=ran.seconds, total=time.perf_counter() - start)
         won = store.finish(job_id, {"status": "finished", "outputs": outputs, "timings": timings,
                                     "cache": built.cache, "ir_hash": built.frontend.ir_hash, "log": ran.log,
                                     "warnings": ran.warnings, "error": None})
     except KernelError as e:
         won = store.fail(job_id, e.kind, str(e), log=e.log, warnings=e.warnings)
-    except MemoryError:
-        won = store.fail(job_id, "limit", f"the job needed more than the worker's "
-                                          f"{settings.worker_memory_bytes >> 20} MiB of memory")
     except Exception as e:  # a bug of ours, not the kernel's: say so rather than hide it
         won = store.fail(job_id, "runtime_error", f"internal error in the worker: {e.__class__.__name__}: {e}")
     finally:

@@ -1,29 +1,18 @@
-"""Limits a work horse puts on itself before it runs a kernel (Linux).
+"""Limits a jailed stage puts on itself before it reads a request (Linux; jailed.py).
 
-Resource limits bound memory, CPU time and open files for the whole job. Just before the native
-run, a seccomp filter takes away starting processes and opening sockets: the C++ compiler has
-run by then, and the job needs only the Redis connections it already holds.
+Resource limits bound memory, CPU time and open files; a seccomp filter takes away new programs,
+sockets, ptrace, namespaces and signals to other processes (and, but for the frontend's zygote,
+new processes). This is the second line: the jail (jail.py) is the first.
 """
 from __future__ import annotations
 
 import ctypes
 import errno
 import resource
-import signal
 
 import pyseccomp as seccomp
 
-PR_SET_PDEATHSIG = 1  # <sys/prctl.h>
 CLONE_THREAD = 0x00010000  # <sched.h>
-FORBIDDEN_SYSCALLS = ("fork", "vfork", "execve", "execveat", "socket", "socketpair")
-
-
-def die_with_parent() -> None:
-    """Have Linux kill this process when its parent (the worker) dies, e.g. by SIGKILL, so the
-    job's heartbeat stops and the server's reaper fails it, instead of an orphan running unseen."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
 
 
 def limit_resources(cpu_seconds: int, max_files: int, memory_bytes: int) -> None:
@@ -38,13 +27,37 @@ def limit_resources(cpu_seconds: int, max_files: int, memory_bytes: int) -> None
         resource.setrlimit(which, (value, hard if hard != resource.RLIM_INFINITY else value))
 
 
-def forbid_processes_and_sockets() -> None:
-    """Irreversibly: fork/exec and new sockets fail with EPERM; threads (clone with CLONE_THREAD)
-    still work, so the runtime can run one thread per block."""
+PR_SET_DUMPABLE = 4  # <sys/prctl.h>
+# Reaching another process: its memory, its signals, a new program.
+PROCESS_SYSCALLS = ("execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_open",
+                    "pidfd_send_signal", "pidfd_getfd", "tkill", "kexec_load", "mount", "umount2", "unshare", "setns",
+                    "socket", "socketpair", "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key",
+                    "request_key")
+
+
+def not_dumpable() -> None:
+    """No process of the same user can ptrace this one or write its memory (a zygote's children)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_DUMPABLE, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE) failed")
+
+
+def confine(allow_fork: bool) -> None:
+    """A jailed stage's filter (stacked filters: the strictest answer wins). No new program, socket,
+    ptrace or namespace. With allow_fork False (every stage but the frontend's zygote): no new
+    process (threads still work) and signals only to this process itself (kill(0) and kill(-1)
+    are refused). The zygote keeps kill, for its children: a filter it stacked on signals would
+    be theirs too, with its pid, and a child's own abort() would fail."""
+    import os
+    me = os.getpid()
     rules = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
-    for name in FORBIDDEN_SYSCALLS:
+    for name in PROCESS_SYSCALLS:
         rules.add_rule(seccomp.ERRNO(errno.EPERM), name)
-    rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, CLONE_THREAD, 0))
-    # clone3 passes its flags in memory, out of a filter's sight: ENOSYS makes glibc use clone.
+    if not allow_fork:
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), "kill", seccomp.Arg(0, seccomp.NE, me))
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), "tgkill", seccomp.Arg(0, seccomp.NE, me))
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), "fork")
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), "vfork")
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, CLONE_THREAD, 0))
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
     rules.load()

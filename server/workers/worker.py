@@ -1,14 +1,13 @@
-"""An RQ worker serving the queues of the targets this host can run.
+"""An RQ worker serving the queues of the targets this host can run: the trusted broker.
 
-pyasc and the toolchain are imported (and the toolchain id computed) before the worker starts
-forking work horses, so every horse inherits them instead of paying for them per job.
+It runs jobs in its own process, as RQ's SimpleWorker does (no work horse): no tenant code runs
+here, only in the jails job.py starts, so forking per job would only slow the cached path.
+The frontend's zygote is started (pyasc warmed in its jail) before the first job.
 """
 from __future__ import annotations
 
-import gc
 import logging
 import os
-import signal
 import socket
 import threading
 import time
@@ -16,35 +15,15 @@ from typing import Sequence
 
 import redis
 from rq import Queue
-from rq.worker import RoundRobinWorker
 from rq.serializers import JSONSerializer
+from rq.worker import RoundRobinWorker, WorkerStatus
 
-from ...compiler import frontend, pipeline
-from ...compiler.bundle import KernelBundle, KernelFunction
-from ...compiler.frontend import ArgSpec
 from ..settings import Settings
-from ..store import WORKER_BEAT_S, JobStore, queue_name, queues_key, worker_beat, worker_gone
-
-
-def _describe_exit(ret_val: int) -> str:
-    if os.WIFSIGNALED(ret_val):
-        number = os.WTERMSIG(ret_val)
-        try:
-            name = signal.Signals(number).name
-        except ValueError:
-            name = f"signal {number}"
-        return f"was killed by {name}"
-    return f"exited with status {os.WEXITSTATUS(ret_val)}"
+from ..store import WORKER_BEAT_S, queue_name, queues_key, worker_beat, worker_gone
+from . import job
 
 
 REDIS_RETRY_MAX_S = 5.0
-# Compiled once before forking: pyasc's first compile in a process sets up MLIR (about 2 s),
-# and every work horse inherits that instead of paying for it on each frontend cache miss.
-WARM_UP = KernelBundle(entry="ascrun_warm_up", constants=(), modules=(("asc", "asc"),), functions=(
-    KernelFunction("ascrun_warm_up", "@asc.jit\ndef ascrun_warm_up(x: asc.GlobalAddress):\n"
-                   "    asc.pipe_barrier(asc.PipeID.PIPE_ALL)\n", "<ascrun warm-up>", 1),))
-
-
 QUEUE_REFRESH_S = 1  # a new tenant's queue is served within this
 
 
@@ -63,6 +42,12 @@ class AscrunWorker(RoundRobinWorker):
         for target in self.targets:
             names.update(n.decode() for n in connection.smembers(queues_key(target)))
         return sorted(names) or [queue_name(self.targets[0], "open")]
+
+    def execute_job(self, job, queue):
+        """In this process, as SimpleWorker does; the job's own deadline kills its jails."""
+        self.prepare_execution(job)
+        self.perform_job(job, queue)
+        self.set_state(WorkerStatus.IDLE)
 
     def request_stop(self, signum, frame):
         self.stop_requested = True
@@ -95,36 +80,32 @@ def _wait_for_redis(connection: redis.Redis) -> None:
 
 
 def serve(targets: Sequence[str], settings: Settings, burst: bool = False, name: str | None = None) -> None:
-    frontend.run(WARM_UP, [ArgSpec("tensor", "float32")])
-    gc.freeze()  # what exists now is never collected: a work horse's GC does not touch (copy) its pages
-
-    for target in targets:
-        _ = pipeline.get_target(target).toolchain.id  # fails now, not per job, if the toolchain is missing
+    jailed = [job.jailed_target(target) for target in targets]  # fails now, not per job, if a toolchain is missing
+    for target in jailed:
+        target.frontend.start()
+        target.toolchain.toolchain.read_only_paths()  # the prebuilt runtime, built once by the broker
     connection = redis.Redis.from_url(settings.redis_url)
-    store = JobStore(connection, settings)
-
-    def horse_killed(job, retpid, ret_val, rusage):
-        # The kernel crashed the process (a segfault in native code, an abort, the OOM killer):
-        # the job fails, the worker goes on. A job that timed out already recorded so (first wins).
-        store.fail(job.id, "runtime_error", f"the kernel crashed the worker's work horse: it {_describe_exit(ret_val)}")
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     name = name or f"ascrun-{socket.gethostname()}-{os.getpid()}"
     stop_beating = _start_heartbeat(redis.Redis.from_url(settings.redis_url), targets, name)
     try:
         while True:
-            worker = AscrunWorker(targets, connection=connection, serializer=JSONSerializer, name=name,
-                                  work_horse_killed_handler=horse_killed)
+            worker = AscrunWorker(targets, connection=connection, serializer=JSONSerializer, name=name)
             try:
                 worker.work(burst=burst, with_scheduler=False)
             except redis.ConnectionError:
                 pass  # RQ's teardown could not deregister the worker: Redis is down, see below
             if burst or worker.stop_requested:
                 return
-            # RQ quit on an error (e.g. Redis restarted under a running job): start over once Redis is back.
+            # RQ quit on an error (e.g. Redis restarted under a running job): start over once Redis is back,
+            # under the same name, so the old registration goes first.
             _wait_for_redis(connection)
+            worker.register_death()
     finally:
         stop_beating()
+        for target in jailed:
+            target.close()
 
 
 def _start_heartbeat(connection: redis.Redis, targets: Sequence[str], name: str):

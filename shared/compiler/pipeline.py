@@ -33,7 +33,9 @@ class Build:
 
 
 class Target:
-    """A target's toolchain and runner. Only `cpu` exists without CANN."""
+    """A target's stages, run in this process: frontend (bundle, args, options) -> FrontendResult,
+    toolchain (.id, .build(source, kernel_name) -> artifact), runner (.run, CpuRunner's contract).
+    The worker swaps in jailed ones (jail.py). Only `cpu` exists without CANN."""
 
     def __init__(self, name: str):
         if name not in TARGETS:
@@ -42,6 +44,7 @@ class Target:
             raise KernelError(f"target '{name}' needs CANN and bisheng, which this host lacks: use target 'cpu'",
                               kind="unavailable")
         self.name = name
+        self.frontend = frontend.run
         self.toolchain = CpuToolchain()
         self.runner = CpuRunner()
 
@@ -78,7 +81,7 @@ def build(bundle: KernelBundle, args: Sequence[ArgSpec], target: Target, fronten
         result = FrontendResult.from_json(json.loads(cached))
         cache["frontend"] = "hit"
     else:
-        result = frontend.run(bundle, args, options)
+        result = target.frontend(bundle, args, options)
         frontend_cache.put(memo, json.dumps(result.to_json()).encode())
         cache["frontend"] = "miss"
     timings["frontend"] = time.perf_counter() - start

@@ -9,6 +9,7 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
 import time
@@ -62,8 +63,8 @@ class CpuToolchain:
         itself, and ignores it unless it matches the flags exactly. The objects are the runtime's
         sources (launch.cpp: the launch machinery, otherwise most of every kernel's compile).
         Each file appears atomically, so concurrent builders never see half of one."""
-        folder = private_temp_dir() / f"runtime_{self.id[:24]}"
-        folder.mkdir(exist_ok=True)
+        folder = runtime_temp_dir() / f"runtime_{self.id[:24]}"
+        folder.mkdir(mode=0o755, exist_ok=True)
         flags = [f for f in CPU_FLAGS if f != "-shared"]
         outputs = [(folder / "kernel_operator.h.gch", ["-x", "c++-header", str(RUNTIME_DIR / "kernel_operator.h")])]
         outputs += [(folder / f"{src.stem}.o", ["-c", str(src)]) for src in sorted(RUNTIME_DIR.rglob("*.cpp"))]
@@ -78,25 +79,53 @@ class CpuToolchain:
             os.replace(partial, out)
         return folder, [out for out, _ in outputs[1:]]
 
-    def build(self, source: str, kernel_name: str) -> bytes:
+    def command(self, folder: str) -> list:
+        """The compile of folder/kernel.cpp into folder/kernel.so."""
+        include, objects = self._prebuilt()
+        # the real path: /usr/bin/c++ is a link through /etc/alternatives, outside a jail's view
+        return [os.path.realpath(self.cxx), *CPU_FLAGS, "-I", str(include), "-I", str(RUNTIME_DIR), "-o", f"{folder}/kernel.so",
+                f"{folder}/kernel.cpp", *map(str, objects)]
+
+    def read_only_paths(self) -> list:
+        """What the compile reads besides /usr: the runtime's sources and prebuilt folder."""
+        return [str(RUNTIME_DIR), str(self._prebuilt()[0])]
+
+    @staticmethod
+    def translation_unit(source: str, kernel_name: str) -> str:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", kernel_name):
             raise BuildError(f"kernel name {kernel_name!r} is not a C identifier")
+        return f"{source}\nASCRUN_EXPORT_KERNEL({kernel_name})\n"
+
+    @staticmethod
+    def failed(kernel_name: str, stderr: str, folder: str) -> BuildError:
+        return BuildError(f"the C++ build of '{kernel_name}' failed (the generated Ascend C uses something "
+                          f"the cpu runtime lacks, or is invalid):\n{_diagnostics(stderr, folder)}")
+
+    def build(self, source: str, kernel_name: str) -> bytes:
+        unit = self.translation_unit(source, kernel_name)
         _remove_stale_builds()
         with tempfile.TemporaryDirectory(prefix="build_", dir=private_temp_dir()) as tmp:
-            src = Path(tmp) / "kernel.cpp"
-            out = Path(tmp) / "kernel.so"
-            src.write_text(f"{source}\nASCRUN_EXPORT_KERNEL({kernel_name})\n")
-            include, objects = self._prebuilt()
-            cmd = [self.cxx, *CPU_FLAGS, "-I", str(include), "-I", str(RUNTIME_DIR), "-o", str(out), str(src),
-                   *map(str, objects)]
+            (Path(tmp) / "kernel.cpp").write_text(unit)
             try:
-                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, cwd=tmp)
+                proc = subprocess.run(self.command(tmp), capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
+                                      cwd=tmp)
             except subprocess.TimeoutExpired:
                 raise BuildError(f"the C++ build of '{kernel_name}' took longer than {BUILD_TIMEOUT_S} s") from None
             if proc.returncode != 0:
-                raise BuildError(f"the C++ build of '{kernel_name}' failed (the generated Ascend C uses something "
-                                 f"the cpu runtime lacks, or is invalid):\n{_diagnostics(proc.stderr, tmp)}")
-            return out.read_bytes()
+                raise self.failed(kernel_name, proc.stderr, tmp)
+            return (Path(tmp) / "kernel.so").read_bytes()
+
+
+def runtime_temp_dir() -> Path:
+    """Where the prebuilt runtime lives: built from ascrun's own sources by this user, so nobody
+    else may write it, but readable by all, for the build jails (uid 65534 under a root worker)."""
+    folder = Path(tempfile.gettempdir()) / f"ascrun-runtime-{os.getuid()}"
+    folder.mkdir(mode=0o755, exist_ok=True)
+    st = folder.lstat()
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+        raise BuildError(f"{folder} is not a folder only this user can write (owned by uid {os.getuid()}, "
+                         "not group- or world-writable): remove it, ascrun makes it anew")
+    return folder
 
 
 def _remove_stale_builds() -> None:

