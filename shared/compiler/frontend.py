@@ -145,23 +145,28 @@ def memo_key(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, A
 # Strings that reach the Ascend C
 
 # pyasc's translation writes a printf format between double quotes as it is, so the string a
-# kernel passes is the body of a C string literal (pyasc's docs write asc.printf("x=%u\\n")).
-# It must be exactly one: every backslash a C escape, no bare quote, no raw control character,
-# no trigraph (whether a compiler reads those depends on its -std).
+# kernel passes is the body of a C string literal (pyasc's docs write both asc.printf("x=%u\\n")
+# and asc.printf("x=%u\n")). Both print a newline: a control character the kernel's string holds
+# is written as its C escape; every backslash must begin a C escape; no bare quote, no NUL (it
+# would end the format), no trigraph (whether a compiler reads those depends on its -std).
 _SIMPLE_ESCAPES = "ntrabfv\\\"'?01234567"
 _TRIGRAPH_ENDS = "=/'()!<>-"
 _HEX_DIGITS = "0123456789abcdefABCDEF"
+_CONTROL_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f",
+                    "\r": "\\r"}
 
 
 class StringRefused(Exception):
     """A string a kernel passes would not reach the C++ as the kernel wrote it."""
 
 
-def check_literal_body(call: str, text: str) -> None:
-    """Refuse `text` unless it is the body of one C string literal."""
+def literal_body(call: str, text: str) -> str:
+    """`text` as the body of one C string literal (control characters escaped); StringRefused if
+    it cannot be one."""
     def refuse(i: int, why: str) -> StringRefused:
         return StringRefused(f"{call}: {why} (character {i} of {text[:200]!r})")
 
+    out = []
     i = 0
     while i < len(text):
         c = text[i]
@@ -170,34 +175,41 @@ def check_literal_body(call: str, text: str) -> None:
             if escape == "":
                 raise refuse(i, "a '\\' at the end would escape the closing quote: write \\\\ for a backslash")
             if escape == "x" and text[i + 2:i + 3] and text[i + 2] in _HEX_DIGITS:
+                out.append(text[i:i + 3])
                 i += 3
                 continue
             if escape not in _SIMPLE_ESCAPES:
                 raise refuse(i, f"{c + escape!r} is not a C escape (\\n \\t \\r \\a \\b \\f \\v \\\\ \\\" \\' \\? "
                                 "\\0-\\7 \\xHH): write \\\\ for a backslash")
+            out.append(text[i:i + 2])
             i += 2
             continue
         if c == '"':
             raise refuse(i, "a bare '\"' would end the C++ string literal: write \\\" for a quote")
+        if c == "\0":
+            raise refuse(i, "a NUL would end the format")
         if ord(c) < 0x20 or ord(c) == 0x7F:
-            raise refuse(i, f"the control character {c!r} cannot stand in a C++ string literal: write an escape "
-                            "such as \\n or \\t")
+            out.append(_CONTROL_ESCAPES.get(c) or f"\\{ord(c):03o}")
+            i += 1
+            continue
         if text.startswith("??", i) and text[i + 2:i + 3] and text[i + 2] in _TRIGRAPH_ENDS:
             raise refuse(i, f"'??{text[i + 2]}' is a trigraph: write '?\\?{text[i + 2]}'")
+        out.append(c)
         i += 1
+    return "".join(out)
 
 
-def _refuse_call(call: str, why: str) -> Callable[[str], None]:
-    def refuse(_: str) -> None:
+def _refuse_call(call: str, why: str) -> Callable[[str], str]:
+    def refuse(_: str) -> str:
         raise StringRefused(f"{call}: {why}")
     return refuse
 
 
 # The IR builder's methods that put a string the kernel chose into the C++, and what each
-# string may be. Checked where the string enters the IR, whatever Python computed it from (a
-# literal, a ConstExpr[str], printf's %s arguments, a constant).
-_STRING_GUARDS: Dict[str, Callable[[str], None]] = {
-    "create_asc_PrintfOp": functools.partial(check_literal_body, "asc.printf"),
+# string becomes (or the refusal). Applied where the string enters the IR, whatever Python
+# computed it from (a literal, a ConstExpr[str], printf's %s arguments, a constant).
+_STRING_GUARDS: Dict[str, Callable[[str], str]] = {
+    "create_asc_PrintfOp": functools.partial(literal_body, "asc.printf"),
     "create_emitasc_VerbatimOp": _refuse_call("asc.inline", "C++ written into the kernel verbatim is not accepted"),
     "create_emitc_VerbatimOp": _refuse_call("asc.inline", "C++ written into the kernel verbatim is not accepted"),
     "create_emitc_IncludeOp": _refuse_call("an #include", "kernels may not include files"),
@@ -205,11 +217,11 @@ _STRING_GUARDS: Dict[str, Callable[[str], None]] = {
 }
 
 
-def _guarded(method: Callable, check: Callable[[str], None]) -> Callable:
+def _guarded(method: Callable, guard: Callable[[str], str]) -> Callable:
     @functools.wraps(method)
     def guarded(builder: Any, *args: Any, **kwargs: Any) -> Any:
-        for text in (a for a in (*args, *kwargs.values()) if isinstance(a, str)):
-            check(text)
+        args = tuple(guard(a) if isinstance(a, str) else a for a in args)
+        kwargs = {k: guard(v) if isinstance(v, str) else v for k, v in kwargs.items()}
         return method(builder, *args, **kwargs)
     return guarded
 
@@ -218,8 +230,8 @@ def _guarded(method: Callable, check: Callable[[str], None]) -> Callable:
 def _guard_ir_builder() -> None:
     """Wrap the builder's string-taking methods, once per process."""
     from asc._C import ir as asc_ir
-    for name, check in _STRING_GUARDS.items():
-        setattr(asc_ir.Builder, name, _guarded(getattr(asc_ir.Builder, name), check))
+    for name, guard in _STRING_GUARDS.items():
+        setattr(asc_ir.Builder, name, _guarded(getattr(asc_ir.Builder, name), guard))
 
 
 def ir_hash(module: Any) -> str:
