@@ -3,7 +3,9 @@
 A kernel bundle's Python runs at compile time in the frontend's jail (pyasc's codegen calls what
 a kernel names: `m = asc` then `m.runtime.compiler.os...` reaches the os module). Each attack
 must be refused or contained: a marker file it tries to create stays absent, no secret comes
-back, the worker lives, and the next job of another tenant is correct."""
+back, the worker lives, and the next job of another tenant is correct. The bundle gate refuses
+these routes today (bundle_rejected, from the API); tests/test_jail.py runs the same attacks as a
+compromised stage would, inside the jails themselves."""
 import hashlib
 import json
 import os
@@ -43,9 +45,14 @@ def _attack_bundle(body: str) -> KernelBundle:
 
 
 def _submit(stack, tenant: str, bundle: KernelBundle) -> dict:
+    """The job's record; a submission the API refuses reads as a failed record with its error."""
     with ascrun.Client(stack.url, token=TOKENS[tenant]) as client:
         args, blobs = client._arguments(ascrun.args.prepare(["x"], [np.zeros(16, np.float32)]))
-        job = client._submit({"bundle": bundle.to_json(), "core_num": 1, "args": args, "timeout": 60}, blobs, wait=0)
+        try:
+            job = client._submit({"bundle": bundle.to_json(), "core_num": 1, "args": args, "timeout": 60}, blobs,
+                                 wait=0)
+        except ascrun.KernelError as e:
+            return {"status": "failed", "error": {"kind": e.kind, "message": str(e)}}
         return client.wait(job["id"], 120)
 
 
