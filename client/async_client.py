@@ -17,7 +17,7 @@ import tenacity
 from .args import HostArgs
 from .client import DEFAULT_URL, WAIT_MARGIN_S, Client
 from .compiler.errors import KernelError
-from .handle import QueuedLaunch
+from .handle import QueuedLaunch, inline_outputs
 from .http import TERMINAL, checked, poll_waits, retry_policy, transport_error, wait_timeout
 from .result import LaunchResult
 
@@ -102,9 +102,11 @@ class AsyncLaunchHandle(QueuedLaunch):
             if self.status not in TERMINAL:
                 self._record = await self._client.wait(self.id, self._max_wait if timeout is None else timeout)
             download_start = self.finished()
-            refs = self._record["outputs"]
+            outputs = inline_outputs(self._record)
+            refs = {n: ref for n, ref in self._record["outputs"].items() if n not in outputs}
             blobs = await asyncio.gather(*(self._client._request("GET", f"/v1/blobs/{ref['blob']}")
                                            for ref in refs.values()))
-            self._result = self.written_back({n: b.content for n, b in zip(refs, blobs)}, download_start,
+            outputs.update({n: b.content for n, b in zip(refs, blobs)})
+            self._result = self.written_back(outputs, download_start,
                                              lambda: self._client._source_now(self.id))
         return self._result

@@ -6,6 +6,7 @@
 """
 from __future__ import annotations
 
+import base64
 import functools
 import hashlib
 import os
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from .handle import LaunchHandle
 
 DEFAULT_URL = "http://127.0.0.1:8000"
+INLINE_BYTES = 64 << 10  # tensors up to this size travel inside the submission (the service's store.INLINE_BYTES)
 WAIT_MARGIN_S = 60  # beyond the job's own timeout, for queueing
 
 
@@ -66,14 +68,18 @@ class Client:
 
     @staticmethod
     def _arguments(host: HostArgs) -> tuple:
-        """The job's argument JSON, and the bytes of each tensor blob by digest."""
+        """The job's argument JSON (small tensors inline), and the bytes of each tensor blob by digest."""
         args, blobs = [], {}
         for spec, (name, value) in zip(host.specs, host.values.items()):
             if spec.kind == "tensor":
-                data = value.tobytes()
-                digest = hashlib.sha256(data).hexdigest()
-                blobs[digest] = data
-                args.append({"kind": "tensor", "blob": digest, "dtype": spec.dtype, "shape": list(value.shape)})
+                arg = {"kind": "tensor", "dtype": spec.dtype, "shape": list(value.shape)}
+                if value.nbytes <= INLINE_BYTES:
+                    arg["data"] = base64.b64encode(value.tobytes()).decode()
+                else:
+                    data = value.tobytes()
+                    arg["blob"] = hashlib.sha256(data).hexdigest()
+                    blobs[arg["blob"]] = data
+                args.append(arg)
             else:  # a scalar, or a struct's field values
                 args.append({"kind": spec.kind, "dtype": spec.dtype, "value": spec.value})
         return args, blobs

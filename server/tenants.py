@@ -27,6 +27,7 @@ class Limits:
     max_request_bytes: int = 16 << 20
     max_blob_bytes: int = 1 << 30
     max_bytes_in_flight: int = 4 << 30  # tensor bytes of this tenant's queued + running jobs
+    max_stored_bytes: int = 4 << 30  # blob bytes this tenant has in Redis (inputs and outputs until they expire)
     max_active_jobs: int = 64  # queued + running
     launches_per_minute: int = 1200
     max_core_num: int = 256

@@ -4,6 +4,7 @@ fetch input blobs -> frontend (memo in Redis) -> build (artifact in Redis) -> ru
 """
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 import signal
@@ -20,10 +21,8 @@ from ...compiler.bundle import KernelBundle
 from ...compiler.errors import KernelError
 from ...compiler.frontend import ArgSpec, param_names
 from ..settings import Settings
-from ..store import HEARTBEAT_S, JobStore, RedisCache
+from ..store import HEARTBEAT_S, INLINE_BYTES, JobStore, RedisCache
 from . import sandbox
-
-JOB_FUNCTION = "ascrun.server.workers.job.run_job"
 
 
 def _inputs(store: JobStore, tenant: str, bundle: KernelBundle, args: List[Dict[str, Any]]):
@@ -31,7 +30,7 @@ def _inputs(store: JobStore, tenant: str, bundle: KernelBundle, args: List[Dict[
     values: Dict[str, Any] = {}
     for name, arg in zip(param_names(bundle), args):
         if arg["kind"] == "tensor":
-            data = store.get_blob(tenant, arg["blob"])
+            data = base64.b64decode(arg["data"]) if "data" in arg else store.get_blob(tenant, arg["blob"])
             if data is None:
                 raise KernelError(f"input blob of '{name}' ({arg['blob'][:12]}...) expired before the job ran: "
                                   "submit again", kind="bad_request")
@@ -96,9 +95,12 @@ def run_job(job_id: str) -> str:
         outputs = {}
         for name in ran.written:
             data = values[name].tobytes()
-            digest = hashlib.sha256(data).hexdigest()
-            store.put_blob(tenant, digest, data)
-            outputs[name] = {"blob": digest, "dtype": values[name].dtype.name, "shape": list(values[name].shape)}
+            outputs[name] = {"dtype": values[name].dtype.name, "shape": list(values[name].shape)}
+            if len(data) <= INLINE_BYTES:
+                outputs[name]["data"] = base64.b64encode(data).decode()
+            else:
+                outputs[name]["blob"] = hashlib.sha256(data).hexdigest()
+                store.put_blob(tenant, outputs[name]["blob"], data)
         timings.update(built.timings, run=ran.seconds, total=time.perf_counter() - start)
         won = store.finish(job_id, {"status": "finished", "outputs": outputs, "timings": timings,
                                     "cache": built.cache, "ir_hash": built.frontend.ir_hash, "log": ran.log,
