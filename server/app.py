@@ -160,9 +160,9 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
 
     commit_blob = async_redis.register_script(keys.COMMIT_BLOB)
 
-    async def stored_bytes(who: Tenant) -> int:
-        """The tenant's stored blob bytes, once expired blobs are released."""
-        blob_keys, args = keys.commit_blob_args(who.name, "0" * 64, "", 0, settings.blob_ttl_s, -1, dry=True)
+    async def stored_bytes(who: Tenant, digest: str) -> int:
+        """The tenant's stored blob bytes but blob `digest`'s, once expired blobs are released."""
+        blob_keys, args = keys.commit_blob_args(who.name, digest, "", 0, settings.blob_ttl_s, -1, dry=True)
         return (await commit_blob(keys=blob_keys, args=args))[1]
 
     def over_stored(who: Tenant, stored: int, size: int) -> ApiError:
@@ -180,7 +180,7 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
         if length and length.isdigit():
             if int(length) > cap:
                 raise ApiError(413, "limit", f"blob of {length} bytes exceeds the {cap}-byte limit (max_blob_bytes)")
-            stored = await stored_bytes(who)
+            stored = await stored_bytes(who, digest)
             if stored + int(length) > who.limits.max_stored_bytes:
                 raise over_stored(who, stored, int(length))
         # Chunks go to Redis as they arrive: the server holds at most one chunk of the upload.

@@ -100,25 +100,25 @@ class ScalarArg(Strict):
     def _value_of_dtype(self) -> "ScalarArg":
         problem = scalar_problem(self.dtype, self.value)
         if problem:
-            raise PydanticCustomError("scalar_value", "a {dtype} scalar {problem}",
+            raise PydanticCustomError("scalar_value", "scalar of dtype {dtype}: {problem}",
                                       {"dtype": self.dtype, "problem": problem})
         return self
 
 
 def scalar_problem(dtype: str, value: Any) -> Optional[str]:
     if dtype == "str":
-        return None if isinstance(value, str) else "must be a string"
+        return None if isinstance(value, str) else f"got {value!r}, not a string"
     if dtype == "bool":
-        return None if isinstance(value, bool) else "must be true or false"
+        return None if isinstance(value, bool) else f"got {value!r}, not true or false"
     if isinstance(value, (bool, str)):
-        return "must be a number"
+        return f"got {value!r}, not a number"
     if dtype == "float" or dtype.startswith("float"):
         limit = FLOAT_MAX.get(dtype)
         if limit is not None and math.isfinite(value) and abs(value) > limit:
             return f"{value!r} is out of its range"
         return None
     if not isinstance(value, int):
-        return "must be an integer"
+        return f"got {value!r}, not an integer"
     low, high = INT64 if dtype == "int" else (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max))
     return None if low <= value <= high else f"{value} is outside [{low}, {high}]"
 

@@ -325,23 +325,23 @@ class JobStore:
         size, first = self.connection.mget(blob_key(tenant, digest), blob_chunk_key(tenant, digest, 0))
         if size is None or (first is None and int(size) > 0):
             return None
-        chunks = [first or b""]
-        for index in range(1, blob_chunks(int(size))):  # one chunk a request: no 1 GiB reply buffer
+        if int(size) <= BLOB_CHUNK_BYTES:
+            return first or b""
+        data = bytearray(int(size))  # filled chunk by chunk: one copy of the blob, no 1 GiB reply buffer
+        data[:len(first)] = first
+        for index in range(1, blob_chunks(int(size))):
             chunk = self.connection.get(blob_chunk_key(tenant, digest, index))
             if chunk is None:
                 return None  # expired while we read
-            chunks.append(chunk)
-        return b"".join(chunks)
+            data[index * BLOB_CHUNK_BYTES:index * BLOB_CHUNK_BYTES + len(chunk)] = chunk
+        return data
 
     def put_blob(self, tenant: str, digest: str, data: bytes) -> None:
         """Store a job's output; accounted to the tenant but never refused (the job was accepted)."""
         upload_id = uuid.uuid4().hex
         view = memoryview(data)
-        with self.connection.pipeline() as pipe:
-            for index in range(blob_chunks(len(data))):
-                pipe.set(upload_key(upload_id, index),
-                         bytes(view[index * BLOB_CHUNK_BYTES:(index + 1) * BLOB_CHUNK_BYTES]),
-                         ex=self.settings.blob_ttl_s)
-            keys, args = commit_blob_args(tenant, digest, upload_id, len(data), self.settings.blob_ttl_s, -1)
-            pipe.eval(COMMIT_BLOB, len(keys), *keys, *args)
-            pipe.execute()
+        for index in range(blob_chunks(len(data))):
+            self.connection.set(upload_key(upload_id, index), view[index * BLOB_CHUNK_BYTES:(index + 1) * BLOB_CHUNK_BYTES],
+                                ex=self.settings.blob_ttl_s)
+        keys, args = commit_blob_args(tenant, digest, upload_id, len(data), self.settings.blob_ttl_s, -1)
+        self.connection.eval(COMMIT_BLOB, len(keys), *keys, *args)
