@@ -18,6 +18,7 @@ import httpx
 import tenacity
 
 from .args import HostArgs, launch_args
+from .handle import Upload
 from .compiler.errors import KernelError
 from .compiler.pipeline import check_bounds
 from .http import POLL_S, TERMINAL, checked, poll_waits, retry_policy, transport_error, wait_timeout
@@ -95,8 +96,9 @@ class Client:
             if response.status_code != 409:
                 return response.json()
             for digest in response.json()["error"]["missing"]:
-                self._request("PUT", f"/v1/blobs/{digest}", content=blobs[digest],
-                              headers={"Content-Type": "application/octet-stream"})
+                self._request("PUT", f"/v1/blobs/{digest}", content=Upload(blobs[digest]),
+                              headers={"Content-Type": "application/octet-stream",
+                                       "Content-Length": str(len(blobs[digest]))})
         raise KernelError("the server kept asking for blobs that were just uploaded (are they expiring "
                           "immediately? check ASCRUN_BLOB_TTL)", kind="unavailable")
 

@@ -25,9 +25,10 @@ OnUpload = Callable[[int, int], None]  # (bytes sent so far, bytes to send)
 
 
 class Upload:
-    """One blob's bytes in 1 MiB chunks, reporting the bytes sent so far; a retry starts again at 0."""
+    """One blob's bytes in 1 MiB chunks, reporting the bytes sent so far; a retry starts again at 0.
+    (httpcore sends one bytes object by slicing off what went out: quadratic for a 1 GiB blob.)"""
 
-    def __init__(self, data: bytes, on_progress: Callable[[int], None]):
+    def __init__(self, data: bytes, on_progress: Callable[[int], None] = lambda sent: None):
         self.data, self.on_progress = memoryview(data), on_progress
 
     def __iter__(self) -> Iterator[bytes]:
