@@ -52,7 +52,13 @@ class Tenants:
     def __init__(self, tenants: List[tuple], default_limits: Limits):
         self._by_hash = tenants  # [(token_sha256, Tenant)]
         self.open_mode = not tenants
+        self.count = len(tenants)
         self._open = Tenant(OPEN_TENANT, default_limits)
+
+    @staticmethod
+    def source() -> str:
+        """Where from_env reads the tenants: the file, ASCRUN_TENANTS, or nowhere (open mode)."""
+        return os.environ.get("ASCRUN_TENANTS_FILE") or ("ASCRUN_TENANTS" if os.environ.get("ASCRUN_TENANTS") else "")
 
     @classmethod
     def from_env(cls) -> "Tenants":
