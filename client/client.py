@@ -6,6 +6,7 @@
 """
 from __future__ import annotations
 
+import base64
 import functools
 import hashlib
 import os
@@ -17,6 +18,7 @@ import httpx
 import tenacity
 
 from .args import HostArgs, launch_args
+from .handle import Upload
 from .compiler.errors import KernelError
 from .compiler.pipeline import check_bounds
 from .http import POLL_S, TERMINAL, checked, poll_waits, retry_policy, transport_error, wait_timeout
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     from .handle import LaunchHandle
 
 DEFAULT_URL = "http://127.0.0.1:8000"
+INLINE_BYTES = 64 << 10  # tensors up to this size travel inside the submission (the service's store.INLINE_BYTES)
 WAIT_MARGIN_S = 60  # beyond the job's own timeout, for queueing
 
 
@@ -66,14 +69,18 @@ class Client:
 
     @staticmethod
     def _arguments(host: HostArgs) -> tuple:
-        """The job's argument JSON, and the bytes of each tensor blob by digest."""
+        """The job's argument JSON (small tensors inline), and the bytes of each tensor blob by digest."""
         args, blobs = [], {}
         for spec, (name, value) in zip(host.specs, host.values.items()):
             if spec.kind == "tensor":
-                data = value.tobytes()
-                digest = hashlib.sha256(data).hexdigest()
-                blobs[digest] = data
-                args.append({"kind": "tensor", "blob": digest, "dtype": spec.dtype, "shape": list(value.shape)})
+                arg = {"kind": "tensor", "dtype": spec.dtype, "shape": list(value.shape)}
+                if value.nbytes <= INLINE_BYTES:
+                    arg["data"] = base64.b64encode(value.tobytes()).decode()
+                else:
+                    data = value.tobytes()
+                    arg["blob"] = hashlib.sha256(data).hexdigest()
+                    blobs[arg["blob"]] = data
+                args.append(arg)
             else:  # a scalar, or a struct's field values
                 args.append({"kind": spec.kind, "dtype": spec.dtype, "value": spec.value})
         return args, blobs
@@ -89,8 +96,9 @@ class Client:
             if response.status_code != 409:
                 return response.json()
             for digest in response.json()["error"]["missing"]:
-                self._request("PUT", f"/v1/blobs/{digest}", content=blobs[digest],
-                              headers={"Content-Type": "application/octet-stream"})
+                self._request("PUT", f"/v1/blobs/{digest}", content=Upload(blobs[digest]),
+                              headers={"Content-Type": "application/octet-stream",
+                                       "Content-Length": str(len(blobs[digest]))})
         raise KernelError("the server kept asking for blobs that were just uploaded (are they expiring "
                           "immediately? check ASCRUN_BLOB_TTL)", kind="unavailable")
 

@@ -5,6 +5,7 @@
 """
 from __future__ import annotations
 
+import base64
 import functools
 import time
 from typing import Any, Callable, Dict, Iterator, Optional
@@ -24,9 +25,10 @@ OnUpload = Callable[[int, int], None]  # (bytes sent so far, bytes to send)
 
 
 class Upload:
-    """One blob's bytes in 1 MiB chunks, reporting the bytes sent so far; a retry starts again at 0."""
+    """One blob's bytes in 1 MiB chunks, reporting the bytes sent so far; a retry starts again at 0.
+    (httpcore sends one bytes object by slicing off what went out: quadratic for a 1 GiB blob.)"""
 
-    def __init__(self, data: bytes, on_progress: Callable[[int], None]):
+    def __init__(self, data: bytes, on_progress: Callable[[int], None] = lambda sent: None):
         self.data, self.on_progress = memoryview(data), on_progress
 
     def __iter__(self) -> Iterator[bytes]:
@@ -47,6 +49,11 @@ def upload_missing(client: Any, blobs: Dict[str, bytes], on_upload: OnUpload) ->
                         content=Upload(data, lambda n, base=sent: on_upload(base + n, total)),
                         headers={"Content-Type": "application/octet-stream", "Content-Length": str(len(data))})
         sent += len(data)
+
+
+def inline_outputs(record: Dict[str, Any]) -> Dict[str, bytes]:
+    """The outputs that came inside the job's record (small ones); the others are blobs to download."""
+    return {name: base64.b64decode(ref["data"]) for name, ref in record["outputs"].items() if ref.get("data") is not None}
 
 
 def raise_failure(record: Dict[str, Any]) -> None:
@@ -126,7 +133,8 @@ class LaunchHandle(QueuedLaunch):
                 self._record = self._client.wait(self.id, self._max_wait if timeout is None else timeout,
                                                  poll=STATUS_POLL_S if on_status else POLL_S, on_poll=seen)
             download_start = self.finished()
-            outputs = {name: self._client._request("GET", f"/v1/blobs/{ref['blob']}").content
-                       for name, ref in self._record["outputs"].items()}
+            outputs = inline_outputs(self._record)
+            outputs.update({name: self._client._request("GET", f"/v1/blobs/{ref['blob']}").content
+                            for name, ref in self._record["outputs"].items() if name not in outputs})
             self._result = self.written_back(outputs, download_start, functools.partial(self._client.source, self.id))
         return self._result

@@ -1,19 +1,26 @@
 """The HTTP API's JSON shapes (pydantic), as the OpenAPI docs show them."""
 from __future__ import annotations
 
+import base64
+import binascii
+import math
 from typing import Annotated, Any, Dict, List, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from ..compiler import structs
-from ..compiler.errors import BundleRejected, KernelError
 from ..compiler.pipeline import BOUNDS, TARGETS
+from .store import INLINE_BYTES
 
 Digest = str  # lowercase hex sha256
 TENSOR_DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
                  "float32", "float64")
 SCALAR_DTYPES = ("int", "float", "bool", "str") + TENSOR_DTYPES
+MAX_LINENO = 100_000  # pyasc pads a function's source to its line: the line costs memory in the worker
+INT64 = (-2 ** 63, 2 ** 63 - 1)
+FLOAT_MAX = {"float16": 65504.0, "float32": 3.4028234663852886e38}
 
 
 class Strict(BaseModel):
@@ -23,8 +30,8 @@ class Strict(BaseModel):
 class BundleFunction(Strict):
     name: str = Field(max_length=256)
     source: str
-    filename: str = Field(max_length=4096)
-    lineno: int = Field(ge=1)
+    filename: str = Field(max_length=4096, pattern=r"^[^\x00-\x1f\x7f]*$")  # no NUL, newline or other control
+    lineno: int = Field(ge=1, le=MAX_LINENO)
 
 
 class StructMember(Strict):
@@ -52,16 +59,68 @@ class Bundle(Strict):
 
 
 class TensorArg(Strict):
+    """A tensor's bytes: uploaded first as `blob`, or (up to INLINE_BYTES) inline as base64 `data`."""
     kind: Literal["tensor"]
-    blob: Digest = Field(pattern=r"^[0-9a-f]{64}$")
+    blob: Optional[Digest] = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    data: Optional[str] = Field(default=None, max_length=4 * math.ceil(INLINE_BYTES / 3),
+                                description=f"base64 of the tensor's bytes, at most {INLINE_BYTES} bytes")
     dtype: Literal[TENSOR_DTYPES]  # type: ignore[valid-type]
-    shape: List[int] = Field(max_length=32)
+    shape: List[Annotated[int, Field(ge=0, le=2 ** 62)]] = Field(max_length=32)
+
+    @model_validator(mode="after")
+    def _bytes(self) -> "TensorArg":
+        if (self.blob is None) == (self.data is None):
+            raise PydanticCustomError("tensor_bytes", "a tensor has either a blob or inline data")
+        if self.data is not None:
+            try:
+                size = len(base64.b64decode(self.data, validate=True))
+            except (binascii.Error, ValueError):
+                raise PydanticCustomError("tensor_data", "data is not base64") from None
+            expected = self.nbytes
+            if size != expected:
+                raise PydanticCustomError("tensor_data", "{dtype}{shape} needs {expected} bytes but data has {size}",
+                                          {"dtype": self.dtype, "shape": self.shape, "expected": expected,
+                                           "size": size})
+        return self
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * np.dtype(self.dtype).itemsize
 
 
 class ScalarArg(Strict):
+    """A Python or numpy scalar; `value` must be one of its dtype: int dtypes an integer in range,
+    float dtypes any number (NaN and infinities too, as a Python float can be), bool true or false,
+    str a string (for a ConstExpr[str] parameter)."""
     kind: Literal["scalar"]
     dtype: Literal[SCALAR_DTYPES]  # type: ignore[valid-type]
     value: Union[bool, int, float, str]
+
+    @model_validator(mode="after")
+    def _value_of_dtype(self) -> "ScalarArg":
+        problem = scalar_problem(self.dtype, self.value)
+        if problem:
+            raise PydanticCustomError("scalar_value", "scalar of dtype {dtype}: {problem}",
+                                      {"dtype": self.dtype, "problem": problem})
+        return self
+
+
+def scalar_problem(dtype: str, value: Any) -> Optional[str]:
+    if dtype == "str":
+        return None if isinstance(value, str) else f"got {value!r}, not a string"
+    if dtype == "bool":
+        return None if isinstance(value, bool) else f"got {value!r}, not true or false"
+    if isinstance(value, (bool, str)):
+        return f"got {value!r}, not a number"
+    if dtype == "float" or dtype.startswith("float"):
+        limit = FLOAT_MAX.get(dtype)
+        if limit is not None and math.isfinite(value) and abs(value) > limit:
+            return f"{value!r} is out of its range"
+        return None
+    if not isinstance(value, int):
+        return f"got {value!r}, not an integer"
+    low, high = INT64 if dtype == "int" else (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max))
+    return None if low <= value <= high else f"{value} is outside [{low}, {high}]"
 
 
 class StructArg(Strict):
@@ -86,30 +145,6 @@ class JobRequest(Strict):
         "fault: an access out of its operand stops the launch; warn: one the device would perform (past a "
         "tensor argument into a guard zone, past a LocalTensor inside the Unified Buffer) is a warning"))
 
-    @field_validator("args")
-    @classmethod
-    def _struct_values(cls, args: List[Any], info: Any) -> List[Any]:
-        """Each struct argument names a struct of the bundle and gives each field a value of its
-        dtype (the worker would otherwise pack a wrapped or truncated value)."""
-        bundle = info.data.get("bundle")
-        struct_args = [(i, a) for i, a in enumerate(args) if a.kind == "struct"]
-        if bundle is None or not struct_args:
-            return args
-        try:
-            defs = structs.definitions_from_json({n: d.model_dump() for n, d in bundle.structs.items()})
-        except BundleRejected as e:
-            raise PydanticCustomError("struct_definition", str(e)) from None
-        for i, arg in struct_args:
-            if arg.dtype not in defs:
-                raise PydanticCustomError("struct_argument", "argument {index} is a struct {name}, which the bundle "
-                                          "does not define", {"index": i, "name": arg.dtype})
-            try:
-                structs.check_value(defs, arg.dtype, arg.value)
-            except KernelError as e:
-                raise PydanticCustomError("struct_argument", "argument {index}: {problem}",
-                                          {"index": i, "problem": str(e)}) from None
-        return args
-
 
 class ErrorInfo(BaseModel):
     kind: str
@@ -118,7 +153,9 @@ class ErrorInfo(BaseModel):
 
 
 class OutputRef(BaseModel):
-    blob: Digest
+    """An output's bytes: a blob to download, or (up to INLINE_BYTES) inline as base64 `data`."""
+    blob: Optional[Digest] = None
+    data: Optional[str] = None
     dtype: str
     shape: List[int]
 

@@ -1,12 +1,17 @@
 """Redis layout of the service: blobs, job records and results, the shared compile caches.
 
 Keys (all under "ascrun:"):
-  blob:<tenant>:<sha256>   raw tensor bytes, TTL blob_ttl_s; each tenant sees only its own
+  blob:<tenant>:<sha256>   a blob's size in bytes, TTL blob_ttl_s; each tenant sees only its own
+  chunk:<tenant>:<sha256>:<i>  its bytes, BLOB_CHUNK_BYTES a key (Redis strings stop at 512 MB)
+  upload:<id>:<i>          the chunks of an upload under way (renamed to chunk:... once complete)
+  tenant:<t>:blobs         sorted set blob digest -> expiry time, and tenant:<t>:blob-bytes (hash
+                           digest -> size) and tenant:<t>:stored (their sum): what max_stored_bytes caps
   job:<id>                 JSON record of a job that is queued or started
   spec:<id>                JSON launch spec (tenant, bundle, args, core_num, target, bounds, timeout)
   final:<id>               JSON terminal record; written once (SET NX), so the first outcome wins
   files:<id>               the frontend-<key> holding the job's generated Ascend C and ASC-IR
   alive:<id>               the running job's heartbeat (short TTL, refreshed by its work horse)
+  queued                   sorted set job id -> creation time, until a worker starts the job
   started                  set of job ids that are started and not yet ended (for the reaper)
   tenant:<t>:jobs          sorted set of the tenant's job ids by creation time
   tenant:<t>:active        hash job id -> tensor bytes of the tenant's queued + running jobs
@@ -20,10 +25,13 @@ Channel done:<id> is published when a job reaches its terminal state.
 from __future__ import annotations
 
 import json
+import math
 import time
-from typing import Any, Dict, List, Optional
+import uuid
+from typing import Any, Dict, List, Optional, Sequence
 
 import redis
+from rq.job import Job
 
 from .settings import Settings
 
@@ -35,12 +43,27 @@ HEARTBEAT_TTL_S = 5  # a job silent this long has lost its work horse
 # launch is then one request. In a spec, a tensor argument has "data" instead of "blob"; in a
 # result, an output has "data" instead of "blob".
 INLINE_BYTES = 64 << 10
+JOB_FUNCTION = "ascrun.server.workers.job.run_job"  # what the API enqueues (a name: the API imports no worker code)
+BLOB_CHUNK_BYTES = 64 << 20
+UNQUEUED_GRACE_S = 5.0  # a job still queued this long without its RQ job was lost (Redis lost data): reaped
 WORKER_BEAT_S = 1.0  # how often a worker says it is alive
 WORKER_TTL_S = 5.0  # a worker silent this long is gone
 
 
 def blob_key(tenant: str, digest: str) -> str:
     return f"{PREFIX}blob:{tenant}:{digest}"
+
+
+def blob_chunk_key(tenant: str, digest: str, index: int) -> str:
+    return f"{PREFIX}chunk:{tenant}:{digest}:{index}"
+
+
+def upload_key(upload_id: str, index: int) -> str:
+    return f"{PREFIX}upload:{upload_id}:{index}"
+
+
+def blob_chunks(size: int) -> int:
+    return math.ceil(size / BLOB_CHUNK_BYTES)
 
 
 def job_key(job_id: str) -> str:
@@ -76,6 +99,55 @@ def idempotency_key(tenant: str, key: str) -> str:
 
 
 STARTED = f"{PREFIX}started"
+QUEUED = f"{PREFIX}queued"
+
+# Blobs are accounted per tenant: expired ones are released, then the blob's upload (chunks under
+# upload:<id>:<i>) becomes the blob, unless that would take the tenant past its cap (ARGV[4], -1:
+# none). All at once, so a reader sees the whole blob or none of it.
+# KEYS: header, blobs zset, sizes hash, stored total, n upload keys, n chunk keys.
+# ARGV: size, ttl, now, cap, n, digest, dry (1: only release and answer). Returns {ok, stored after}.
+COMMIT_BLOB = """
+local size, ttl, now, cap, n = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local digest = ARGV[6]
+for _, d in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do
+  local b = redis.call('HGET', KEYS[3], d)
+  if b then redis.call('DECRBY', KEYS[4], b) redis.call('HDEL', KEYS[3], d) end
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local old = tonumber(redis.call('HGET', KEYS[3], digest) or '0')
+local total = tonumber(redis.call('GET', KEYS[4]) or '0') - old
+if ARGV[7] == '1' then return {1, total} end
+if cap >= 0 and total + size > cap then
+  for i = 1, n do redis.call('DEL', KEYS[4 + i]) end
+  return {0, total}
+end
+for i = 1, n do
+  redis.call('RENAME', KEYS[4 + i], KEYS[4 + n + i])
+  redis.call('EXPIRE', KEYS[4 + n + i], ttl)
+end
+redis.call('SET', KEYS[1], size, 'EX', ttl)
+redis.call('ZADD', KEYS[2], now + ttl, digest)
+redis.call('HSET', KEYS[3], digest, size)
+redis.call('INCRBY', KEYS[4], size - old)
+return {1, total + size}
+"""
+
+
+def commit_blob_args(tenant: str, digest: str, upload_id: str, size: int, ttl: int, cap: int, dry: bool = False):
+    """KEYS and ARGV of COMMIT_BLOB."""
+    n = blob_chunks(size)
+    keys = ([blob_key(tenant, digest), tenant_key(tenant, "blobs"), tenant_key(tenant, "blob-bytes"),
+             tenant_key(tenant, "stored")] + [upload_key(upload_id, i) for i in range(n)]
+            + [blob_chunk_key(tenant, digest, i) for i in range(n)])
+    return keys, [size, ttl, time.time(), cap, n, digest, int(dry)]
+
+
+def blob_sizes(connection: redis.Redis, tenant: str, digests: Sequence[str]) -> List[Optional[int]]:
+    """Each blob's size, None if it is not stored (an empty tensor's blob has size 0)."""
+    with connection.pipeline(transaction=False) as pipe:
+        for digest in digests:
+            pipe.get(blob_key(tenant, digest))
+        return [None if raw is None else int(raw) for raw in pipe.execute()]
 
 
 def queue_name(target: str, tenant: str) -> str:
@@ -145,15 +217,16 @@ class JobStore:
         self.connection = connection
         self.settings = settings
 
-    def create(self, record: Dict[str, Any], spec: Dict[str, Any], in_flight_bytes: int) -> None:
+    def create(self, pipe: redis.client.Pipeline, record: Dict[str, Any], spec: Dict[str, Any],
+               in_flight_bytes: int) -> None:
+        """Add the job's record, spec and active slot to `pipe`, the transaction that also enqueues it."""
         job_id, tenant, ttl = record["id"], record["tenant"], self.settings.result_ttl_s
-        with self.connection.pipeline() as pipe:
-            pipe.set(spec_key(job_id), json.dumps(spec), ex=ttl)
-            pipe.set(job_key(job_id), json.dumps(record), ex=ttl)
-            pipe.hset(tenant_key(tenant, "active"), job_id, in_flight_bytes)
-            pipe.zadd(tenant_key(tenant, "jobs"), {job_id: record["created_at"]})
-            pipe.zremrangebyscore(tenant_key(tenant, "jobs"), 0, time.time() - ttl)
-            pipe.execute()
+        pipe.set(spec_key(job_id), json.dumps(spec), ex=ttl)
+        pipe.set(job_key(job_id), json.dumps(record), ex=ttl)
+        pipe.hset(tenant_key(tenant, "active"), job_id, in_flight_bytes)
+        pipe.zadd(QUEUED, {job_id: record["created_at"]})
+        pipe.zadd(tenant_key(tenant, "jobs"), {job_id: record["created_at"]})
+        pipe.zremrangebyscore(tenant_key(tenant, "jobs"), 0, time.time() - ttl)
 
     def spec(self, job_id: str) -> Optional[Dict[str, Any]]:
         raw = self.connection.get(spec_key(job_id))
@@ -176,6 +249,7 @@ class JobStore:
         with self.connection.pipeline() as pipe:
             pipe.set(alive_key(job_id), 1, ex=HEARTBEAT_TTL_S)
             pipe.sadd(STARTED, job_id)
+            pipe.zrem(QUEUED, job_id)
             pipe.set(job_key(job_id), json.dumps(record), ex=self.settings.result_ttl_s)
             pipe.execute()
         return record
@@ -195,6 +269,7 @@ class JobStore:
                 if "tenant" in record:
                     pipe.hdel(tenant_key(record["tenant"], "active"), job_id)
                 pipe.srem(STARTED, job_id)
+                pipe.zrem(QUEUED, job_id)
                 pipe.delete(alive_key(job_id))
                 pipe.publish(done_channel(job_id), record["status"])
                 pipe.execute()
@@ -220,6 +295,21 @@ class JobStore:
                                                     f"{HEARTBEAT_TTL_S} s; it was killed or lost Redis): "
                                                     "submit again"):
                 ended.append(job_id)
+        return ended + self.reap_unqueued()
+
+    def reap_unqueued(self) -> List[str]:
+        """Fail every job queued for UNQUEUED_GRACE_S whose RQ job is gone or ended without
+        starting it (Redis lost it, or its work horse died before it began). Returns their ids."""
+        ended = []
+        for raw in self.connection.zrangebyscore(QUEUED, 0, time.time() - UNQUEUED_GRACE_S):
+            job_id = raw.decode()
+            status = self.connection.hget(Job.key_for(job_id), "status")
+            if status is not None and status.decode() in ("queued", "started", "deferred", "scheduled"):
+                continue
+            self.connection.zrem(QUEUED, job_id)
+            if self.fail(job_id, "unavailable", "the job was lost before a worker started it (the service's "
+                                                "Redis lost it, or its worker died): submit again"):
+                ended.append(job_id)
         return ended
 
     def put_frontend_key(self, job_id: str, frontend_key: str) -> None:
@@ -232,7 +322,26 @@ class JobStore:
         return None if entry is None else json.loads(entry)
 
     def get_blob(self, tenant: str, digest: str) -> Optional[bytes]:
-        return self.connection.get(blob_key(tenant, digest))
+        size, first = self.connection.mget(blob_key(tenant, digest), blob_chunk_key(tenant, digest, 0))
+        if size is None or (first is None and int(size) > 0):
+            return None
+        if int(size) <= BLOB_CHUNK_BYTES:
+            return first or b""
+        data = bytearray(int(size))  # filled chunk by chunk: one copy of the blob, no 1 GiB reply buffer
+        data[:len(first)] = first
+        for index in range(1, blob_chunks(int(size))):
+            chunk = self.connection.get(blob_chunk_key(tenant, digest, index))
+            if chunk is None:
+                return None  # expired while we read
+            data[index * BLOB_CHUNK_BYTES:index * BLOB_CHUNK_BYTES + len(chunk)] = chunk
+        return data
 
     def put_blob(self, tenant: str, digest: str, data: bytes) -> None:
-        self.connection.set(blob_key(tenant, digest), data, ex=self.settings.blob_ttl_s)
+        """Store a job's output; accounted to the tenant but never refused (the job was accepted)."""
+        upload_id = uuid.uuid4().hex
+        view = memoryview(data)
+        for index in range(blob_chunks(len(data))):
+            self.connection.set(upload_key(upload_id, index), view[index * BLOB_CHUNK_BYTES:(index + 1) * BLOB_CHUNK_BYTES],
+                                ex=self.settings.blob_ttl_s)
+        keys, args = commit_blob_args(tenant, digest, upload_id, len(data), self.settings.blob_ttl_s, -1)
+        self.connection.eval(COMMIT_BLOB, len(keys), *keys, *args)

@@ -27,6 +27,7 @@ class Limits:
     max_request_bytes: int = 16 << 20
     max_blob_bytes: int = 1 << 30
     max_bytes_in_flight: int = 4 << 30  # tensor bytes of this tenant's queued + running jobs
+    max_stored_bytes: int = 4 << 30  # blob bytes this tenant has in Redis (inputs and outputs until they expire)
     max_active_jobs: int = 64  # queued + running
     launches_per_minute: int = 1200
     max_core_num: int = 256
@@ -51,7 +52,13 @@ class Tenants:
     def __init__(self, tenants: List[tuple], default_limits: Limits):
         self._by_hash = tenants  # [(token_sha256, Tenant)]
         self.open_mode = not tenants
+        self.count = len(tenants)
         self._open = Tenant(OPEN_TENANT, default_limits)
+
+    @staticmethod
+    def source() -> str:
+        """Where from_env reads the tenants: the file, ASCRUN_TENANTS, or nowhere (open mode)."""
+        return os.environ.get("ASCRUN_TENANTS_FILE") or ("ASCRUN_TENANTS" if os.environ.get("ASCRUN_TENANTS") else "")
 
     @classmethod
     def from_env(cls) -> "Tenants":

@@ -54,3 +54,24 @@ def test_bare_wheel_imports_without_pyasc_or_fastapi(wheel, tmp_path):
     deps = subprocess.run([str(python), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True)
     installed = {line.split("==")[0].lower() for line in deps.stdout.split()}
     assert {"httpx", "numpy", "tenacity", "ascrun"} <= installed and "pyasc" not in installed
+
+
+def test_server_only_install_creates_the_app_without_worker_packages(wheel, tmp_path):
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", f"{wheel}[server]"], capture_output=True,
+                             text=True)
+    assert install.returncode == 0, install.stderr
+    check = ("import importlib.util, sys\n"
+             "from ascrun.server.app import create_app\n"
+             "app = create_app()\n"
+             "assert '/v1/jobs' in {route.path for route in app.routes}\n"
+             "print([m for m in ('asc', 'seccomp', 'pyseccomp') if importlib.util.find_spec(m)])\n")
+    out = subprocess.run([str(python), "-c", check], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "[]\n"
+    deps = subprocess.run([str(python), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True)
+    installed = {line.split("==")[0].lower() for line in deps.stdout.split()}
+    assert {"fastapi", "uvicorn", "redis", "rq", "ascrun"} <= installed
+    assert not {"pyasc", "pyseccomp"} & installed

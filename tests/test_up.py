@@ -1,4 +1,7 @@
-"""`ascrun up`: the embedded stack starts, serves a launch, and leaves nothing behind after SIGTERM."""
+"""`ascrun up`: the embedded stack starts, serves a launch, and leaves nothing behind after SIGTERM;
+it says which tenants are in force, and replaces a worker that dies."""
+import hashlib
+import json
 import os
 import re
 import signal
@@ -7,9 +10,11 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import numpy as np
 
 import ascrun
+import ops
 
 
 def _descendants(pid: int) -> set:
@@ -57,6 +62,45 @@ def test_up_serves_a_launch_and_stops_cleanly(add_example):
         while any(_alive(p) for p in processes) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not [p for p in processes if _alive(p)]
+    finally:
+        if up.poll() is None:
+            up.kill()
+            up.wait()
+
+
+def test_up_names_its_tenants_and_restarts_a_dead_worker(tmp_path):
+    tenants = tmp_path / "tenants.json"
+    token = "up-secret-token"
+    tenants.write_text(json.dumps({"tenants": [{"name": "ci", "token_sha256": hashlib.sha256(token.encode()).hexdigest()}]}))
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env["ASCRUN_TENANTS_FILE"] = str(tenants)
+    up = subprocess.Popen([sys.executable, "-m", "ascrun.cli", "up", "--port", "0", "--workers", "2"], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = up.stdout.readline()
+        match = re.search(r"ascrun is up at (http://\S+) \(redis \S+, 2 cpu worker\(s\), 1 tenant\(s\) from (\S+)\)",
+                          line)
+        assert match and match.group(2) == str(tenants), line
+        url = match.group(1)
+        worker = next(p for p in _descendants(up.pid)
+                      if " worker " in Path(f"/proc/{p}/cmdline").read_text().replace("\0", " "))
+        os.kill(worker, signal.SIGKILL)
+        said = up.stderr.readline()
+        assert re.fullmatch(r"ascrun: worker [01] exited with -9; restarting\n", said), said
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if not _alive(worker) and httpx.get(f"{url}/v1/health").json()["workers"]["cpu"] == 2:
+                break
+            time.sleep(0.2)
+        assert up.poll() is None
+        x = np.arange(64, dtype=np.float32)
+        z = np.zeros_like(x)
+        with ascrun.Client(url, token=token) as client:
+            client.launch(ops.spin_kernel, 1, x, z, 1)
+        np.testing.assert_array_equal(z, x + 1)
+        assert httpx.get(f"{url}/v1/health").json()["workers"]["cpu"] == 2
+        up.send_signal(signal.SIGTERM)
+        assert up.wait(30) == 0
     finally:
         if up.poll() is None:
             up.kill()

@@ -23,7 +23,6 @@ from ...compiler.frontend import ArgSpec, param_names
 from ..settings import Settings
 from ..store import HEARTBEAT_S, INLINE_BYTES, JobStore, RedisCache
 
-JOB_FUNCTION = "ascrun.server.workers.job.run_job"
 RUN_JAILS = 4  # tenants whose run jail stays warm in one worker
 
 

@@ -30,6 +30,8 @@ CPP_PACK = 8  # the `#pragma pack(push, 8)` pyasc emits around every struct
 STRUCT_MODULE = "asc.language.core.struct"  # where Struct lives, in pyasc and in ascrun's stand-in
 MAX_PACK = 1 << 16
 MAX_FIELDS = 1024
+MAX_DEPTH = 32  # struct inside struct, levels
+MAX_LEAVES = 8192  # Fields of a struct with its nested structs spelled out (what packing and the layout check walk)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CPP_TYPE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*")
 _FLOAT32_MAX = 3.4028234663852886e38
@@ -115,16 +117,27 @@ def validate(defs: Definitions) -> None:
                 raise BundleRejected(f"{where}: name= {m.ir_name!r} is not an identifier")
             if m.enum is not None and not _CPP_TYPE.fullmatch(m.enum):
                 raise BundleRejected(f"{where}: enum= {m.enum!r} is not a C++ type name")
+    leaves: Dict[str, int] = {}
     for name in defs:
-        _nesting(defs, name, ())
+        _nesting(defs, name, (), leaves)
 
 
-def _nesting(defs: Definitions, name: str, path: Tuple[str, ...]) -> None:
+def _nesting(defs: Definitions, name: str, path: Tuple[str, ...], leaves: Dict[str, int]) -> int:
+    """The number of Fields of struct `name` spelled out; each struct is walked once (`leaves`
+    memoizes), so a diamond of nestings costs its size, not its paths."""
+    if name in leaves:
+        return leaves[name]
     if name in path:
         raise BundleRejected(f"struct '{name}' contains itself ({' -> '.join(path + (name,))})")
-    for m in defs[name].members:
-        if m.struct is not None:
-            _nesting(defs, m.struct, path + (name,))
+    if len(path) >= MAX_DEPTH:
+        raise BundleRejected(f"struct '{path[0]}' nests structs more than {MAX_DEPTH} levels deep")
+    count = sum(1 if m.struct is None else _nesting(defs, m.struct, path + (name,), leaves)
+                for m in defs[name].members)
+    if count > MAX_LEAVES:
+        raise BundleRejected(f"struct '{name}' has {count} fields with its nested structs spelled out, "
+                             f"more than {MAX_LEAVES}")
+    leaves[name] = count
+    return count
 
 
 # ---------------------------------------------------------------------------------------------
@@ -267,10 +280,12 @@ def _fill(defs: Definitions, name: str, data: ctypes.Structure, value: Dict[str,
 
 def reachable(defs: Definitions, name: str) -> Dict[str, StructDef]:
     """`name` and every struct it nests."""
-    out = {name: defs[name]}
-    for m in defs[name].members:
-        if m.struct is not None:
-            out.update(reachable(defs, m.struct))
+    out, todo = {}, [name]
+    while todo:
+        current = todo.pop()
+        if current not in out:
+            out[current] = defs[current]
+            todo.extend(m.struct for m in defs[current].members if m.struct is not None)
     return out
 
 
