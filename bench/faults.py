@@ -13,7 +13,8 @@ and from Redis:
   accepted       jobs a client got an id for
   finished       ... whose outputs the client verified against numpy
   failed         ... that ended failed or timed out, by error kind (a killed run fails: that is fine)
-  stuck          jobs (accepted or not) not terminal `--bound` s after the load stopped
+  stuck          jobs (accepted or not) not terminal `--bound` s after the load stopped, or
+                 unknown to the API
   ran twice      jobs RQ ran to a result more than once, plus submissions (one input, one
                  Idempotency-Key) that became more than one job that started
   orphans        jobs in Redis no client got an id for (its submission failed as far as it knows)
@@ -240,9 +241,12 @@ def audit(url: str, redis_url: str, load: Load, deadline: float) -> dict:
             ran_twice.add(job_id)
     started_by_input = collections.defaultdict(set)
     for job_id in every_job:
+        if records[job_id].get("started_at") is None:
+            continue
         raw = connection.get(store.spec_key(job_id))
-        if raw is not None and records[job_id].get("started_at") is not None:
-            started_by_input[_input_digest(json.loads(raw))].add(job_id)
+        digest = _input_digest(json.loads(raw)) if raw is not None else load.accepted.get(job_id)
+        if digest is not None:
+            started_by_input[digest].add(job_id)
     for jobs in started_by_input.values():
         if len(jobs) > 1:
             ran_twice |= jobs

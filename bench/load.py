@@ -107,11 +107,12 @@ class CpuMeter:
             lines.append(f"    {name:24s} {seconds / launches * 1e3:7.2f} ms")
         lines.append(f"    {'all':24s} {sum(cpu.values()) / launches * 1e3:7.2f} ms")
         calls = {k: v - self.before["calls"].get(k, 0) for k, v in after["calls"].items()}
-        calls = {k: v for k, v in calls.items() if v > 0 and k not in ("info",)}
+        calls = {k: v for k, v in calls.items() if v > 0 and k != "info"}  # info: this meter's own
         lines.append(f"  Redis per launch: {sum(calls.values()) / launches:.1f} commands, "
                      f"{(after['connections'] - self.before['connections']) / launches:.2f} new connections; "
                      "by command:")
-        lines.append("    " + ", ".join(f"{k} {v / launches:.2f}" for k, v in sorted(calls.items(), key=lambda kv: -kv[1])))
+        ranked = sorted(calls.items(), key=lambda kv: -kv[1])
+        lines.append("    " + ", ".join(f"{k} {v / launches:.2f}" for k, v in ranked))
         return lines
 
 
