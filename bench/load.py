@@ -1,27 +1,42 @@
-"""Load: many concurrent clients submitting many small launches against the embedded stack.
+"""Load: many concurrent clients submitting many small launches against a stack of our own.
 
     python bench/load.py [--clients 20] [--launches 1000] [--workers 2] [--url URL]
 
-Each launch adds its own random 64-element input to itself (ops.spin_kernel, one round), so
-every output is checked against its own numpy reference. Prints throughput, p50/p99 latency
-and the counts: every job must reach a terminal state, none lost, none run twice.
+`--launches` in all, shared by the clients. Each launch adds its own random 64-element input to
+itself (ops.spin_kernel, one round), so every output is checked against its own numpy reference.
+Prints throughput, p50/p99 latency and the counts: every job must reach a terminal state, none
+lost, none run twice.
+
+Without --url it starts redis-server, `ascrun server` and `--workers` workers itself (as
+bench/faults.py does, with the per-tenant rate limits out of the way) and then also prints where
+the CPU went: CPU ms per launch of each process (workers with their work horses) and the Redis
+commands and connections per launch. The machine's cores are the bottleneck, so these are the
+costs to cut.
 """
 import argparse
-import re
-import signal
+import importlib.util
+import os
 import statistics
-import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
 
 import numpy as np
+import redis
 
 import ascrun
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "kernels"))
 import ops  # noqa: E402
+
+
+def _bench_faults():
+    spec = importlib.util.spec_from_file_location("bench_faults", Path(__file__).with_name("faults.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def run_load(url: str, clients: int, launches: int) -> dict:
@@ -61,6 +76,46 @@ def run_load(url: str, clients: int, launches: int) -> dict:
             "errors": errors, "elapsed": elapsed, "latencies": sorted(latencies)}
 
 
+def _cpu_s(pid: int) -> float:
+    """CPU seconds of a process and of its children it has waited for (a worker's work horses)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuMeter:
+    """CPU seconds each process of the pool (and this client process) spends between start and stop,
+    and Redis' commands by name and its new connections."""
+
+    def __init__(self, pool):
+        self.pids = {"API server": pool.server.pid, "redis-server": pool.redis.pid,
+                     **{f"worker {i} (+ horses)": w.pid for i, w in enumerate(pool.workers)}}
+        self.redis = redis.Redis.from_url(pool.redis_url)
+        self.before = self._sample()
+
+    def _sample(self) -> dict:
+        cpu = {name: _cpu_s(pid) for name, pid in self.pids.items()}
+        cpu["clients (this process)"] = sum(os.times()[:2])
+        stats = self.redis.info("commandstats")
+        return {"cpu": cpu, "calls": {k.removeprefix("cmdstat_"): v["calls"] for k, v in stats.items()},
+                "connections": self.redis.info("stats")["total_connections_received"]}
+
+    def report(self, launches: int) -> list:
+        after = self._sample()
+        lines = ["  CPU per launch, by process:"]
+        cpu = {n: after["cpu"][n] - self.before["cpu"][n] for n in after["cpu"]}
+        for name, seconds in sorted(cpu.items(), key=lambda kv: -kv[1]):
+            lines.append(f"    {name:24s} {seconds / launches * 1e3:7.2f} ms")
+        lines.append(f"    {'all':24s} {sum(cpu.values()) / launches * 1e3:7.2f} ms")
+        calls = {k: v - self.before["calls"].get(k, 0) for k, v in after["calls"].items()}
+        calls = {k: v for k, v in calls.items() if v > 0 and k != "info"}  # info: this meter's own
+        lines.append(f"  Redis per launch: {sum(calls.values()) / launches:.1f} commands, "
+                     f"{(after['connections'] - self.before['connections']) / launches:.2f} new connections; "
+                     "by command:")
+        ranked = sorted(calls.items(), key=lambda kv: -kv[1])
+        lines.append("    " + ", ".join(f"{k} {v / launches:.2f}" for k, v in ranked))
+        return lines
+
+
 def _pct(ordered, q):
     return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
 
@@ -70,27 +125,32 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--launches", type=int, default=1000)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--url", help="an ascrun service (default: start the embedded stack)")
+    parser.add_argument("--url", help="an ascrun service (default: start a stack of our own)")
     opts = parser.parse_args()
-    up = None
-    url = opts.url
-    if url is None:
-        up = subprocess.Popen([sys.executable, "-m", "ascrun.cli", "up", "--port", "0", "--workers",
-                               str(opts.workers)], stdout=subprocess.PIPE, text=True)
-        url = re.search(r"up at (http://\S+)", up.stdout.readline()).group(1)
-    try:
+    url, cpu_lines = opts.url, []
+    if url:
         report = run_load(url, opts.clients, opts.launches)
-    finally:
-        if up is not None:
-            up.send_signal(signal.SIGTERM)
-            up.wait(60)
+    else:
+        faults = _bench_faults()
+        with tempfile.TemporaryDirectory(prefix="ascrun_load_") as workdir:
+            pool = faults.Pool(Path(workdir), opts.workers)
+            try:
+                run_load(pool.url, 1, 1)  # compile once: the load measures cached launches
+                meter = CpuMeter(pool)
+                report = run_load(pool.url, opts.clients, opts.launches)
+                cpu_lines = meter.report(opts.launches)
+            finally:
+                pool.stop()
+        url = pool.url
     lat = report["latencies"]
-    print(f"{opts.launches} launches from {opts.clients} concurrent clients on {url}")
+    print(f"{opts.launches} launches from {opts.clients} concurrent clients on {url} ({opts.workers} workers)")
     print(f"  completed and verified: {report['completed'] - sum('wrong output' in e for e in report['errors'])}"
           f", distinct jobs: {report['distinct_jobs']}, errors: {len(report['errors'])}")
     print(f"  throughput: {report['completed'] / report['elapsed']:.1f} launches/s over {report['elapsed']:.1f} s")
     print(f"  latency: p50 {_pct(lat, 50) * 1e3:.0f} ms, p99 {_pct(lat, 99) * 1e3:.0f} ms, "
           f"mean {statistics.mean(lat) * 1e3:.0f} ms")
+    for line in cpu_lines:
+        print(line)
     for error in report["errors"][:10]:
         print("  error:", error)
     if report["errors"] or report["completed"] != opts.launches:
