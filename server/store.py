@@ -28,10 +28,12 @@ import json
 import math
 import time
 import uuid
+from datetime import timezone
 from typing import Any, Dict, List, Optional, Sequence
 
 import redis
 from rq.job import Job
+from rq.utils import utcparse
 
 from .settings import Settings
 
@@ -298,14 +300,18 @@ class JobStore:
         return ended + self.reap_unqueued()
 
     def reap_unqueued(self) -> List[str]:
-        """Fail every job queued for UNQUEUED_GRACE_S whose RQ job is gone or ended without
-        starting it (Redis lost it, or its work horse died before it began). Returns their ids."""
+        """Fail every job queued for UNQUEUED_GRACE_S whose RQ job is gone, ended, or was taken by a
+        worker that never marked it started (Redis lost it, or its worker died between dequeue and
+        start). Returns their ids."""
         ended = []
         for raw in self.connection.zrangebyscore(QUEUED, 0, time.time() - UNQUEUED_GRACE_S):
             job_id = raw.decode()
-            status = self.connection.hget(Job.key_for(job_id), "status")
-            if status is not None and status.decode() in ("queued", "started", "deferred", "scheduled"):
+            status, started_at = self.connection.hmget(Job.key_for(job_id), "status", "started_at")
+            if status is not None and status.decode() in ("queued", "deferred", "scheduled"):
                 continue
+            if status == b"started" and started_at is not None and \
+                    time.time() - utcparse(started_at.decode()).replace(tzinfo=timezone.utc).timestamp() < UNQUEUED_GRACE_S:
+                continue  # a worker just took it and is about to mark it started
             self.connection.zrem(QUEUED, job_id)
             if self.fail(job_id, "unavailable", "the job was lost before a worker started it (the service's "
                                                 "Redis lost it, or its worker died): submit again"):
