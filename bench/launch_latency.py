@@ -52,7 +52,9 @@ def measure(url: str, launches: int) -> None:
         assert np.allclose(z, x + y)
         payload = x.tobytes() + y.tobytes() + np.zeros_like(x).tobytes()
         digest = hashlib.sha256(payload).hexdigest()
-        out_digest = warm.outputs and hashlib.sha256(warm.outputs["z"].tobytes()).hexdigest()
+        out = warm.outputs["z"].tobytes()  # the output comes back inline: store it once for the bare GET
+        out_digest = hashlib.sha256(out).hexdigest()
+        bare.put(f"/v1/blobs/{out_digest}", content=out).raise_for_status()
         launch_s, bare_s, stages = [], [], {}
         for _ in range(launches):  # interleaved, so both see the same machine load
             z = np.zeros_like(x)
