@@ -18,6 +18,17 @@ def test_editable_install_maps_every_package_to_its_folder():
         assert module.__file__ == str(ROOT / folder / "__init__.py"), package
 
 
+def _installed(requirement: str, tmp_path):
+    """The python of a fresh venv with `requirement` pip-installed."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", requirement], capture_output=True,
+                             text=True)
+    assert install.returncode == 0, install.stderr
+    return python
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):
     out = tmp_path_factory.mktemp("wheel")
@@ -37,12 +48,7 @@ def test_wheel_ships_packages_and_runtime_headers(wheel):
 
 
 def test_bare_wheel_imports_without_pyasc_or_fastapi(wheel, tmp_path):
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", str(wheel)], capture_output=True,
-                             text=True)
-    assert install.returncode == 0, install.stderr
+    python = _installed(str(wheel), tmp_path)
     check = ("import importlib.util, sys\n"
              "import ascrun, ascrun.compiler.bundle, ascrun.server, ascrun.server.workers\n"
              "assert importlib.util.find_spec('asc') is None and importlib.util.find_spec('fastapi') is None\n"
@@ -57,12 +63,7 @@ def test_bare_wheel_imports_without_pyasc_or_fastapi(wheel, tmp_path):
 
 
 def test_server_only_install_creates_the_app_without_worker_packages(wheel, tmp_path):
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", f"{wheel}[server]"], capture_output=True,
-                             text=True)
-    assert install.returncode == 0, install.stderr
+    python = _installed(f"{wheel}[server]", tmp_path)
     check = ("import importlib.util, sys\n"
              "from ascrun.server.app import create_app\n"
              "app = create_app()\n"

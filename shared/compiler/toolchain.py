@@ -9,7 +9,6 @@ import hashlib
 import os
 import re
 import shutil
-import stat
 import subprocess
 import tempfile
 import time
@@ -17,7 +16,7 @@ from functools import cached_property
 from pathlib import Path
 
 from .errors import BuildError
-from .tempdir import private_temp_dir
+from .tempdir import private_temp_dir, runtime_temp_dir
 
 RUNTIME_DIR = Path(__file__).with_name("cpu_runtime")
 BUILD_TIMEOUT_S = 300
@@ -114,18 +113,6 @@ class CpuToolchain:
             if proc.returncode != 0:
                 raise self.failed(kernel_name, proc.stderr, tmp)
             return (Path(tmp) / "kernel.so").read_bytes()
-
-
-def runtime_temp_dir() -> Path:
-    """Where the prebuilt runtime lives: built from ascrun's own sources by this user, so nobody
-    else may write it, but readable by all, for the build jails (uid 65534 under a root worker)."""
-    folder = Path(tempfile.gettempdir()) / f"ascrun-runtime-{os.getuid()}"
-    folder.mkdir(mode=0o755, exist_ok=True)
-    st = folder.lstat()
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
-        raise BuildError(f"{folder} is not a folder only this user can write (owned by uid {os.getuid()}, "
-                         "not group- or world-writable): remove it, ascrun makes it anew")
-    return folder
 
 
 def _remove_stale_builds() -> None:
