@@ -47,15 +47,15 @@ def bwrap() -> str:
 MAX_FRAMES = 4096
 
 
-def write_message(fd: int, header: Dict, blobs: Sequence[bytes] = ()) -> None:
-    write_frames(fd, [json.dumps(header).encode(), *blobs])
+def write_message(fd: int, header: Dict, blobs: Sequence[bytes] = (), deadline: float | None = None) -> None:
+    write_frames(fd, [json.dumps(header).encode(), *blobs], deadline)
 
 
-def write_frames(fd: int, frames: Sequence[bytes]) -> None:
-    _write_all(fd, len(frames).to_bytes(LENGTH, "big"))
+def write_frames(fd: int, frames: Sequence[bytes], deadline: float | None = None) -> None:
+    _write_all(fd, len(frames).to_bytes(LENGTH, "big"), deadline)
     for frame in frames:
-        _write_all(fd, len(frame).to_bytes(LENGTH, "big"))
-        _write_all(fd, frame)
+        _write_all(fd, len(frame).to_bytes(LENGTH, "big"), deadline)
+        _write_all(fd, frame, deadline)
 
 
 def read_frames(fd: int, deadline: float | None = None, cap: int = MAX_BLOB_BYTES) -> List[bytes]:
@@ -80,10 +80,18 @@ def read_message(fd: int, deadline: float | None = None) -> Tuple[Dict, List[byt
     return parse_message(read_frames(fd, deadline))
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes, deadline: float | None = None) -> None:
+    """With a deadline, a jail that stops reading cannot block the broker past it."""
     view = memoryview(data)
+    if deadline is not None:
+        os.set_blocking(fd, False)  # the broker's own end: a write takes what the pipe has room for
     while view:
-        view = view[os.write(fd, view):]
+        if deadline is not None:
+            _wait(fd, selectors.EVENT_WRITE, deadline)
+        try:
+            view = view[os.write(fd, view):]
+        except BlockingIOError:
+            pass
 
 
 def _read_frame(fd: int, cap: int, deadline: float | None) -> bytes:
@@ -97,7 +105,7 @@ def _read_exact(fd: int, size: int, deadline: float | None) -> bytes:
     buffer = bytearray()
     while len(buffer) < size:
         if deadline is not None:
-            _wait_readable(fd, deadline)
+            _wait(fd, selectors.EVENT_READ, deadline)
         chunk = os.read(fd, min(size - len(buffer), 1 << 20))
         if not chunk:
             raise EOFError("the other side closed its pipe")
@@ -105,9 +113,9 @@ def _read_exact(fd: int, size: int, deadline: float | None) -> bytes:
     return bytes(buffer)
 
 
-def _wait_readable(fd: int, deadline: float) -> None:
+def _wait(fd: int, event: int, deadline: float) -> None:
     with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_READ)
+        selector.register(fd, event)
         if not selector.select(max(0.0, deadline - time.monotonic())):
             raise TimeoutError
 
@@ -263,7 +271,10 @@ class PythonJail:
         deadline = time.monotonic() + timeout_s
         self.wait_ready(deadline)
         try:
-            write_message(self.process.stdin.fileno(), header, blobs)
+            write_message(self.process.stdin.fileno(), header, blobs, deadline)
+        except TimeoutError:
+            self.close()
+            raise JailTimeout from None
         except OSError:
             self.close(grace_s=2.0)
             raise JailCrashed(describe_exit(self.process.returncode)) from None

@@ -1,0 +1,43 @@
+"""Attacks by a jail that is already compromised, on the broker (jail.py's side of the pipes)."""
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from ascrun.compiler import jail
+from ascrun.compiler.errors import KernelError
+
+LIMITS = {"memory": 8 << 30, "cpu": 60, "files": 64}
+# a run jail taken over by an earlier job of its tenant: says it is ready, then never reads again
+DEAF = ("import os, time; os.write(1, (2).to_bytes(8, 'big') + (15).to_bytes(8, 'big') + b'{\"ready\": true}'"
+        " + (0).to_bytes(8, 'big')); time.sleep(600)")
+
+
+class Hijacked(jail.PythonJail):
+    def __init__(self, script: str):
+        self.stage = "run"
+        self.process = jail.popen(jail.command(["/usr/bin/python3", "-I", "-c", script]), stdin=jail.subprocess.PIPE,
+                                  stdout=jail.subprocess.PIPE, stderr=jail.subprocess.DEVNULL)
+        self.ready = False
+
+
+def test_a_jail_that_stops_reading_cannot_hang_the_worker():
+    runners = jail.JailedRunners(LIMITS).for_tenant("mallory")
+    runners.jails["mallory"] = Hijacked(DEAF)
+    runners.deadline = jail.Deadline(2)
+    x = np.zeros(4 << 20, np.float32)  # far more than a pipe holds
+    said = []
+
+    def run():
+        with pytest.raises(KernelError) as failed:
+            runners.run(b"\x7fELF", 1, [{"name": "x", "kind": "tensor", "dtype": "float32"}], ["x"], [x])
+        said.append((failed.value.kind, str(failed.value)))
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(60)  # not a timing: without the fix the write never returns
+    try:
+        assert said == [("timeout", "the job ran longer than its 2 s timeout and was stopped")]
+        assert "mallory" not in runners.jails
+    finally:
+        runners.close()
