@@ -41,3 +41,23 @@ def test_a_jail_that_stops_reading_cannot_hang_the_worker():
         assert "mallory" not in runners.jails
     finally:
         runners.close()
+
+
+# answers a request with a message that claims a 1 GiB frame, then sends nothing more
+BLOATED = ("import os, time; ready = b'{\"ready\": true}'; os.write(1, (1).to_bytes(8, 'big') + len(ready).to_bytes(8, 'big')"
+           " + ready); os.read(0, 1); os.write(1, (2).to_bytes(8, 'big') + (2).to_bytes(8, 'big') + b'{}'"
+           " + (1 << 30).to_bytes(8, 'big')); time.sleep(600)")
+
+
+def test_a_run_jail_cannot_answer_more_than_the_tensors_it_was_sent():
+    runners = jail.JailedRunners(LIMITS).for_tenant("mallory")
+    runners.jails["mallory"] = Hijacked(BLOATED)
+    runners.deadline = jail.Deadline(30)
+    x = np.zeros(16, np.float32)
+    try:
+        with pytest.raises(KernelError) as failed:
+            runners.run(b"\x7fELF", 1, [{"name": "x", "kind": "tensor", "dtype": "float32"}], ["x"], [x])
+        assert failed.value.kind == "runtime_error"
+        assert str(failed.value).startswith("the kernel crashed its jail")
+    finally:
+        runners.close()
