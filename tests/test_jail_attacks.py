@@ -61,3 +61,28 @@ def test_a_run_jail_cannot_answer_more_than_the_tensors_it_was_sent():
         assert str(failed.value).startswith("the kernel crashed its jail")
     finally:
         runners.close()
+
+
+SYSCALLS = """
+import ctypes, os
+from ascrun.server.workers import sandbox
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+sandbox.confine(allow_fork=False)
+params = ctypes.create_string_buffer(120)
+info = ctypes.create_string_buffer(128)
+ctypes.memmove(info, (ctypes.c_int * 3)(0, 0, -1), 12)  # si_code SI_QUEUE: what kill() would refuse
+for name, nr, args in (("io_uring_setup", 425, (8, ctypes.addressof(params))),
+                       ("rt_sigqueueinfo", 129, (os.getppid(), 0, ctypes.addressof(info))),
+                       ("rt_tgsigqueueinfo", 297, (os.getppid(), os.getppid(), 0, ctypes.addressof(info)))):
+    r = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) for a in args])
+    print(name, "allowed" if r >= 0 else os.strerror(ctypes.get_errno()))
+"""
+
+
+def test_the_filter_refuses_io_uring_and_queued_signals_to_others():
+    import subprocess
+    done = subprocess.run([sys.executable, "-c", SYSCALLS], capture_output=True, text=True, timeout=60)
+    assert done.stdout.splitlines() == ["io_uring_setup Operation not permitted",
+                                        "rt_sigqueueinfo Operation not permitted",
+                                        "rt_tgsigqueueinfo Operation not permitted"], done.stdout + done.stderr
