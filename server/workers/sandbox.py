@@ -32,7 +32,7 @@ PR_SET_DUMPABLE = 4  # <sys/prctl.h>
 PROCESS_SYSCALLS = ("execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_open",
                     "pidfd_send_signal", "pidfd_getfd", "tkill", "kexec_load", "mount", "umount2", "unshare", "setns",
                     "socket", "socketpair", "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key",
-                    "request_key")
+                    "request_key", "io_uring_setup", "io_uring_enter", "io_uring_register")  # io_uring: syscalls the filter never sees
 
 
 def not_dumpable() -> None:
@@ -56,6 +56,8 @@ def confine(allow_fork: bool) -> None:
     if not allow_fork:
         rules.add_rule(seccomp.ERRNO(errno.EPERM), "kill", seccomp.Arg(0, seccomp.NE, me))
         rules.add_rule(seccomp.ERRNO(errno.EPERM), "tgkill", seccomp.Arg(0, seccomp.NE, me))
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), "rt_sigqueueinfo", seccomp.Arg(0, seccomp.NE, me))
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), "rt_tgsigqueueinfo", seccomp.Arg(0, seccomp.NE, me))
         rules.add_rule(seccomp.ERRNO(errno.EPERM), "fork")
         rules.add_rule(seccomp.ERRNO(errno.EPERM), "vfork")
         rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, CLONE_THREAD, 0))

@@ -32,6 +32,7 @@ JAIL_GID = 65534 if os.getuid() == 0 else os.getgid()
 MAX_HEADER_BYTES = 16 << 20
 MAX_BLOB_BYTES = 2 << 30
 MAX_ARTIFACT_BYTES = 256 << 20
+MAX_ANSWER_BYTES = 64 << 20  # a frontend child's answer, as its zygote relays it
 SCRATCH = "/tmp"
 LENGTH = 8
 
@@ -47,24 +48,28 @@ def bwrap() -> str:
 MAX_FRAMES = 4096
 
 
-def write_message(fd: int, header: Dict, blobs: Sequence[bytes] = ()) -> None:
-    write_frames(fd, [json.dumps(header).encode(), *blobs])
+def write_message(fd: int, header: Dict, blobs: Sequence[bytes] = (), deadline: float | None = None) -> None:
+    write_frames(fd, [json.dumps(header).encode(), *blobs], deadline)
 
 
-def write_frames(fd: int, frames: Sequence[bytes]) -> None:
-    _write_all(fd, len(frames).to_bytes(LENGTH, "big"))
+def write_frames(fd: int, frames: Sequence[bytes], deadline: float | None = None) -> None:
+    _write_all(fd, len(frames).to_bytes(LENGTH, "big"), deadline)
     for frame in frames:
-        _write_all(fd, len(frame).to_bytes(LENGTH, "big"))
-        _write_all(fd, frame)
+        _write_all(fd, len(frame).to_bytes(LENGTH, "big"), deadline)
+        _write_all(fd, frame, deadline)
 
 
 def read_frames(fd: int, deadline: float | None = None, cap: int = MAX_BLOB_BYTES) -> List[bytes]:
     """One message's frames, unparsed. Raises EOFError if the other side closed, TimeoutError
-    past `deadline` (time.monotonic), ValueError over the caps."""
+    past `deadline` (time.monotonic), ValueError over the caps (`cap`: the whole message's bytes)."""
     count = int.from_bytes(_read_exact(fd, LENGTH, deadline), "big")
     if not 1 <= count <= MAX_FRAMES:
         raise ValueError(f"a message of {count} frames")
-    return [_read_frame(fd, cap, deadline) for _ in range(count)]
+    frames = []
+    for _ in range(count):
+        frames.append(_read_frame(fd, cap, deadline))
+        cap -= len(frames[-1])
+    return frames
 
 
 def parse_message(frames: Sequence[bytes]) -> Tuple[Dict, List[bytes]]:
@@ -76,14 +81,22 @@ def parse_message(frames: Sequence[bytes]) -> Tuple[Dict, List[bytes]]:
     return header, list(frames[1:])
 
 
-def read_message(fd: int, deadline: float | None = None) -> Tuple[Dict, List[bytes]]:
-    return parse_message(read_frames(fd, deadline))
+def read_message(fd: int, deadline: float | None = None, cap: int = MAX_BLOB_BYTES) -> Tuple[Dict, List[bytes]]:
+    return parse_message(read_frames(fd, deadline, cap))
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes, deadline: float | None = None) -> None:
+    """With a deadline, a jail that stops reading cannot block the broker past it."""
     view = memoryview(data)
+    if deadline is not None:
+        os.set_blocking(fd, False)  # the broker's own end: a write takes what the pipe has room for
     while view:
-        view = view[os.write(fd, view):]
+        if deadline is not None:
+            _wait(fd, selectors.EVENT_WRITE, deadline)
+        try:
+            view = view[os.write(fd, view):]
+        except BlockingIOError:
+            pass
 
 
 def _read_frame(fd: int, cap: int, deadline: float | None) -> bytes:
@@ -97,7 +110,7 @@ def _read_exact(fd: int, size: int, deadline: float | None) -> bytes:
     buffer = bytearray()
     while len(buffer) < size:
         if deadline is not None:
-            _wait_readable(fd, deadline)
+            _wait(fd, selectors.EVENT_READ, deadline)
         chunk = os.read(fd, min(size - len(buffer), 1 << 20))
         if not chunk:
             raise EOFError("the other side closed its pipe")
@@ -105,9 +118,9 @@ def _read_exact(fd: int, size: int, deadline: float | None) -> bytes:
     return bytes(buffer)
 
 
-def _wait_readable(fd: int, deadline: float) -> None:
+def _wait(fd: int, event: int, deadline: float) -> None:
     with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_READ)
+        selector.register(fd, event)
         if not selector.select(max(0.0, deadline - time.monotonic())):
             raise TimeoutError
 
@@ -249,9 +262,9 @@ class PythonJail:
                 raise JailCrashed("the jail did not start")
             self.ready = True
 
-    def _read(self, deadline: float):
+    def _read(self, deadline: float, cap: int = MAX_BLOB_BYTES):
         try:
-            return read_message(self.process.stdout.fileno(), deadline)
+            return read_message(self.process.stdout.fileno(), deadline, cap)
         except TimeoutError:
             self.close()
             raise JailTimeout from None
@@ -259,15 +272,20 @@ class PythonJail:
             self.close(grace_s=2.0)
             raise JailCrashed(describe_exit(self.process.returncode)) from None
 
-    def request(self, header: Dict, blobs: Sequence[bytes], timeout_s: float) -> Tuple[Dict, List[bytes]]:
+    def request(self, header: Dict, blobs: Sequence[bytes], timeout_s: float,
+                max_reply: int = MAX_BLOB_BYTES) -> Tuple[Dict, List[bytes]]:
+        """The reply is refused (JailCrashed) once it would be over `max_reply` bytes."""
         deadline = time.monotonic() + timeout_s
         self.wait_ready(deadline)
         try:
-            write_message(self.process.stdin.fileno(), header, blobs)
+            write_message(self.process.stdin.fileno(), header, blobs, deadline)
+        except TimeoutError:
+            self.close()
+            raise JailTimeout from None
         except OSError:
             self.close(grace_s=2.0)
             raise JailCrashed(describe_exit(self.process.returncode)) from None
-        return self._read(deadline)
+        return self._read(deadline, max_reply)
 
     @property
     def alive(self) -> bool:
@@ -332,7 +350,7 @@ class JailedFrontend:
         self.start()
         request = {"bundle": bundle.to_json(), "args": [a.to_json() for a in args], "options": options}
         try:
-            header, blobs = self.zygote.request(request, [], self.deadline.left())
+            header, blobs = self.zygote.request(request, [], self.deadline.left(), MAX_HEADER_BYTES + MAX_ANSWER_BYTES)
         except JailTimeout:
             raise self.deadline.expired() from None
         except JailCrashed as e:
@@ -465,7 +483,9 @@ class JailedRunners:
                    "bounds": bounds}
         jail_ = self._jail()
         try:
-            reply, written = jail_.request(request, blobs, self.deadline.left())
+            # a reply holds the header and at most the tensors it was sent: a jail cannot flood the broker
+            max_reply = MAX_HEADER_BYTES + sum(value.nbytes for value in tensors.values())
+            reply, written = jail_.request(request, blobs, self.deadline.left(), max_reply)
         except JailTimeout:
             self.jails.pop(self.tenant, None)
             raise self.deadline.expired() from None

@@ -23,7 +23,7 @@ from typing import Any, Dict, List
 from . import jail
 from .errors import KernelError
 
-MAX_ANSWER_BYTES = 64 << 20
+MAX_ANSWER_BYTES = jail.MAX_ANSWER_BYTES
 STDIN, STDOUT = 0, 1
 
 

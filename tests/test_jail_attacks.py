@@ -1,0 +1,88 @@
+"""Attacks by a jail that is already compromised, on the broker (jail.py's side of the pipes)."""
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from ascrun.compiler import jail
+from ascrun.compiler.errors import KernelError
+
+LIMITS = {"memory": 8 << 30, "cpu": 60, "files": 64}
+# a run jail taken over by an earlier job of its tenant: says it is ready, then never reads again
+DEAF = ("import os, time; os.write(1, (2).to_bytes(8, 'big') + (15).to_bytes(8, 'big') + b'{\"ready\": true}'"
+        " + (0).to_bytes(8, 'big')); time.sleep(600)")
+
+
+class Hijacked(jail.PythonJail):
+    def __init__(self, script: str):
+        self.stage = "run"
+        self.process = jail.popen(jail.command(["/usr/bin/python3", "-I", "-c", script]), stdin=jail.subprocess.PIPE,
+                                  stdout=jail.subprocess.PIPE, stderr=jail.subprocess.DEVNULL)
+        self.ready = False
+
+
+def test_a_jail_that_stops_reading_cannot_hang_the_worker():
+    runners = jail.JailedRunners(LIMITS).for_tenant("mallory")
+    runners.jails["mallory"] = Hijacked(DEAF)
+    runners.deadline = jail.Deadline(2)
+    x = np.zeros(4 << 20, np.float32)  # far more than a pipe holds
+    said = []
+
+    def run():
+        with pytest.raises(KernelError) as failed:
+            runners.run(b"\x7fELF", 1, [{"name": "x", "kind": "tensor", "dtype": "float32"}], ["x"], [x])
+        said.append((failed.value.kind, str(failed.value)))
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(60)  # not a timing: without the fix the write never returns
+    try:
+        assert said == [("timeout", "the job ran longer than its 2 s timeout and was stopped")]
+        assert "mallory" not in runners.jails
+    finally:
+        runners.close()
+
+
+# answers a request with a message that claims a 1 GiB frame, then sends nothing more
+BLOATED = ("import os, time; ready = b'{\"ready\": true}'; os.write(1, (1).to_bytes(8, 'big') + len(ready).to_bytes(8, 'big')"
+           " + ready); os.read(0, 1); os.write(1, (2).to_bytes(8, 'big') + (2).to_bytes(8, 'big') + b'{}'"
+           " + (1 << 30).to_bytes(8, 'big')); time.sleep(600)")
+
+
+def test_a_run_jail_cannot_answer_more_than_the_tensors_it_was_sent():
+    runners = jail.JailedRunners(LIMITS).for_tenant("mallory")
+    runners.jails["mallory"] = Hijacked(BLOATED)
+    runners.deadline = jail.Deadline(30)
+    x = np.zeros(16, np.float32)
+    try:
+        with pytest.raises(KernelError) as failed:
+            runners.run(b"\x7fELF", 1, [{"name": "x", "kind": "tensor", "dtype": "float32"}], ["x"], [x])
+        assert failed.value.kind == "runtime_error"
+        assert str(failed.value).startswith("the kernel crashed its jail")
+    finally:
+        runners.close()
+
+
+SYSCALLS = """
+import ctypes, os
+from ascrun.server.workers import sandbox
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+sandbox.confine(allow_fork=False)
+params = ctypes.create_string_buffer(120)
+info = ctypes.create_string_buffer(128)
+ctypes.memmove(info, (ctypes.c_int * 3)(0, 0, -1), 12)  # si_code SI_QUEUE: what kill() would refuse
+for name, nr, args in (("io_uring_setup", 425, (8, ctypes.addressof(params))),
+                       ("rt_sigqueueinfo", 129, (os.getppid(), 0, ctypes.addressof(info))),
+                       ("rt_tgsigqueueinfo", 297, (os.getppid(), os.getppid(), 0, ctypes.addressof(info)))):
+    r = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) for a in args])
+    print(name, "allowed" if r >= 0 else os.strerror(ctypes.get_errno()))
+"""
+
+
+def test_the_filter_refuses_io_uring_and_queued_signals_to_others():
+    import subprocess
+    done = subprocess.run([sys.executable, "-c", SYSCALLS], capture_output=True, text=True, timeout=60)
+    assert done.stdout.splitlines() == ["io_uring_setup Operation not permitted",
+                                        "rt_sigqueueinfo Operation not permitted",
+                                        "rt_tgsigqueueinfo Operation not permitted"], done.stdout + done.stderr
