@@ -58,7 +58,7 @@ def test_launch_then_jobs_and_show_report_the_job(service, inputs):
     assert shown.returncode == 0
     lines = shown.stdout.splitlines()
     assert lines[:2] == [f"job       {job}", "kernel    vadd_kernel x16 on cpu"]
-    assert re.fullmatch(r"status    finished \(worker [0-9a-f]+\)", lines[2])
+    assert re.fullmatch(r"status    finished \(worker ascrun-\S+-[0-9]+\)", lines[2])
     assert re.fullmatch(r"timings   queue [0-9.]+ s, frontend [0-9.]+ s, build [0-9.]+ s, run [0-9.]+ s, total [0-9.]+ s",
                         lines[4])
     assert re.fullmatch(r"cache     frontend (hit|miss), build (hit|miss)", lines[5])

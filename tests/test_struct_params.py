@@ -178,16 +178,16 @@ def submission(kernel, *args):
 
 @pytest.mark.parametrize("change, message", [
     (lambda body: body["args"][1]["value"].update(count=2.5),
-     "invalid request: body.args: argument 1: struct Count field 'count' is int32: got 2.5, not an integer"),
+     "argument 1: struct Count field 'count' is int32: got 2.5, not an integer"),
     (lambda body: body["args"][1]["value"].pop("count"),
-     "invalid request: body.args: argument 1: struct Count (Count) lacks a value for field 'count'"),
+     "argument 1: struct Count (Count) lacks a value for field 'count'"),
     (lambda body: body["args"][1].update(dtype="Other"),
-     "invalid request: body.args: argument 1 is a struct Other, which the bundle does not define"),
+     "argument 1 is a struct Other, which the bundle does not define"),
     (lambda body: body["bundle"]["structs"]["Count"]["fields"][0].update(dtype="float16"),
      "invalid request: body.bundle.structs.Count.fields.0.dtype: Input should be 'int1', 'int8', 'int16', 'int32', "
      "'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'float32' or 'float64'"),
     (lambda body: body["bundle"]["structs"]["Count"]["fields"][0].update(name="__class__"),
-     "invalid request: body.args: struct 'Count' field '__class__': a field name must be an identifier not starting "
+     "struct 'Count' field '__class__': a field name must be an identifier not starting "
      "with '_'"),
 ])
 def test_malformed_struct_arguments_are_a_422(service, change, message):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import os
 import subprocess
+import uuid
 from typing import Dict, List, Tuple
 from urllib.parse import urlparse
 
@@ -49,7 +50,10 @@ def check(redis_url: str) -> Tuple[List[str], bool]:
     """Real probes in real jails, one per stage profile: (report lines, all contained)."""
     redis = urlparse(redis_url)
     secrets = [p for p in (os.environ.get("ASCRUN_TENANTS_FILE"),) if p]
-    request = {"read": ["/etc/passwd", "/etc/shadow", *secrets], "write": [os.getcwd() + "/ascrun-jail-probe", "/usr/probe"],
+    # a host path: the jail may see a folder of that name in its own scratch (bwrap makes mount
+    # points there), so what counts is that nothing appears on the host
+    marker = f"{os.getcwd()}/ascrun-jail-probe-{uuid.uuid4().hex[:8]}"
+    request = {"read": ["/etc/passwd", "/etc/shadow", *secrets], "write": [marker, "/usr/probe"],
                "connect": [[redis.hostname or "127.0.0.1", redis.port or 6379], ["1.1.1.1", 53]]}
     results: Dict[str, Dict[str, str]] = {}
     limits = {"memory": 4 << 30, "cpu": 60, "files": 64}
@@ -73,6 +77,10 @@ def check(redis_url: str) -> Tuple[List[str], bool]:
                 contained = "REDIS_URL" not in outcome and "ASCRUN" not in outcome
             elif expected is not None:
                 contained = outcome == expected
+            elif what == f"write {marker}":
+                contained = not os.path.exists(marker)
+                if contained and not outcome.startswith("refused"):
+                    outcome += " (inside the jail's own scratch: nothing on the host)"
             else:
                 contained = outcome.startswith("refused")
             ok &= contained
