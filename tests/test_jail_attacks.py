@@ -86,3 +86,19 @@ def test_the_filter_refuses_io_uring_and_queued_signals_to_others():
     assert done.stdout.splitlines() == ["io_uring_setup Operation not permitted",
                                         "rt_sigqueueinfo Operation not permitted",
                                         "rt_tgsigqueueinfo Operation not permitted"], done.stdout + done.stderr
+
+
+def test_what_a_frontend_child_leaves_in_the_scratch_is_gone_before_the_next(tmp_path):
+    from ascrun.compiler.jailed import clear_scratch
+    scratch, outside = tmp_path / "scratch", tmp_path / "outside"
+    scratch.mkdir()
+    outside.mkdir()
+    (outside / "kept").write_text("the host's")
+    (scratch / "warm").write_text("the zygote's")
+    (scratch / "planted.py").write_text("import os")
+    (scratch / "cache" / "deep").mkdir(parents=True)
+    (scratch / "cache" / "deep" / "x").write_text("x")
+    (scratch / "link").symlink_to(outside)
+    clear_scratch(str(scratch), {"warm"})
+    assert sorted(p.name for p in scratch.iterdir()) == ["warm"]
+    assert (outside / "kept").read_text() == "the host's"  # a link is removed, not followed

@@ -34,6 +34,7 @@ MAX_BLOB_BYTES = 2 << 30
 MAX_ARTIFACT_BYTES = 256 << 20
 MAX_ANSWER_BYTES = 64 << 20  # a frontend child's answer, as its zygote relays it
 SCRATCH = "/tmp"
+SCRATCH_BYTES = 512 << 20  # a tmpfs is memory: bounded, so a jail cannot fill the host's RAM through it
 LENGTH = 8
 
 
@@ -179,7 +180,7 @@ def command(argv: Sequence[str], ro_paths: Sequence[str] = (), proc: bool = Fals
     args = [bwrap(), "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv",
             "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "TMPDIR", SCRATCH, "--setenv", "HOME", SCRATCH,
             "--hostname", "jail", *_system_binds()]
-    args += ["--dev", "/dev", "--tmpfs", SCRATCH, "--chdir", SCRATCH]
+    args += ["--dev", "/dev", "--size", str(SCRATCH_BYTES), "--tmpfs", SCRATCH, "--chdir", SCRATCH]
     for path in sorted(set(ro_paths)):  # after the scratch: a path under /tmp stays visible
         args += ["--ro-bind", path, path]
     if proc:

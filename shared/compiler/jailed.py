@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import signal
 import sys
 from typing import Any, Dict, List
@@ -73,6 +74,17 @@ def _frontend_child(frames: List[bytes], answer: int, cpu_s: int) -> None:
     os._exit(0)
 
 
+def clear_scratch(folder: str, keep) -> None:
+    """Remove what a previous child left in the scratch (all but the names in `keep`), so nothing
+    passes from one job (tenant) to the next; a child cannot fork, so nothing of it still writes."""
+    for name in set(os.listdir(folder)) - keep:
+        path = os.path.join(folder, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.unlink(path)
+
+
 def _frontend(limits: Dict[str, int]) -> None:
     from ascrun.server.workers import sandbox
     _limits(dict(limits, cpu=resource.RLIM_INFINITY))
@@ -82,11 +94,13 @@ def _frontend(limits: Dict[str, int]) -> None:
     sandbox.not_dumpable()
     sandbox.confine(allow_fork=True)
     jail.write_message(STDOUT, {"ready": True})
+    warm = set(os.listdir(jail.SCRATCH))
     while True:
         try:
             frames = jail.read_frames(STDIN)
         except EOFError:
             return
+        clear_scratch(jail.SCRATCH, warm)
         read, write = os.pipe()
         pid = os.fork()
         if pid == 0:
