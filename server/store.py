@@ -32,7 +32,9 @@ from datetime import timezone
 from typing import Any, Dict, List, Optional, Sequence
 
 import redis
+from rq.intermediate_queue import IntermediateQueue
 from rq.job import Job
+from rq.queue import Queue
 from rq.utils import utcparse
 
 from .settings import Settings
@@ -313,8 +315,10 @@ class JobStore:
         ended = []
         for raw in self.connection.zrangebyscore(QUEUED, 0, time.time() - UNQUEUED_GRACE_S):
             job_id = raw.decode()
-            status, started_at = self.connection.hmget(Job.key_for(job_id), "status", "started_at")
-            if status is not None and status.decode() in ("queued", "deferred", "scheduled"):
+            status, started_at, origin = self.connection.hmget(Job.key_for(job_id), "status", "started_at", "origin")
+            if status == b"queued" and origin is not None and self._taken_by_a_dead_worker(job_id, origin.decode()):
+                pass  # failed below
+            elif status is not None and status.decode() in ("queued", "deferred", "scheduled"):
                 continue
             if status == b"started" and started_at is not None and \
                     time.time() - utcparse(started_at.decode()).replace(tzinfo=timezone.utc).timestamp() < UNQUEUED_GRACE_S:
@@ -324,6 +328,19 @@ class JobStore:
                                                 "Redis lost it, or its worker died): submit again"):
                 ended.append(job_id)
         return ended
+
+    def _taken_by_a_dead_worker(self, job_id: str, queue: str) -> bool:
+        """Whether a worker moved the job out of its queue (into RQ's intermediate list) and has
+        not started it for UNQUEUED_GRACE_S: it died between dequeue and start. The job is taken
+        out of the list, so that RQ never hands it to another worker after we failed it."""
+        intermediate = IntermediateQueue(Queue.redis_queue_namespace_prefix + queue, self.connection)
+        if self.connection.lpos(intermediate.key, job_id) is None:
+            return False
+        intermediate.set_first_seen(job_id)
+        first_seen = intermediate.get_first_seen(job_id)
+        if first_seen is None or time.time() - first_seen.timestamp() < UNQUEUED_GRACE_S:
+            return False
+        return bool(self.connection.lrem(intermediate.key, 0, job_id))
 
     def put_frontend_key(self, job_id: str, frontend_key: str) -> None:
         """Which frontend cache entry holds the job's Ascend C and IR (a reference, not a copy)."""

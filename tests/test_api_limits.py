@@ -277,6 +277,25 @@ def test_a_job_lost_before_a_worker_took_it_is_reaped(api, redis_url):
                                "service's Redis lost it, or its worker died): submit again", "missing": None}
 
 
+def test_a_job_a_worker_took_and_died_with_is_reaped(api, redis_url):
+    """A worker moved the job out of its queue (RQ's intermediate list) and was SIGKILLed before it
+    started it: the job ends, and no later worker can take it from the list."""
+    connection = redis.Redis.from_url(redis_url)
+    store.worker_beat(connection, ["sim"], "test-sim-worker")
+    try:
+        record = api.post("/v1/jobs", json={**_job(), "target": "sim"}).json()
+    finally:
+        store.worker_gone(connection, ["sim"], "test-sim-worker")
+    queue = f"rq:queue:{store.queue_name('sim', 'open')}"
+    assert connection.lmove(queue, f"{queue}:intermediate") == record["id"].encode()  # what RQ's dequeue does
+    deadline = time.monotonic() + 2 * store.UNQUEUED_GRACE_S + 30
+    while record["status"] == "queued" and time.monotonic() < deadline:
+        record = api.get(f"/v1/jobs/{record['id']}", params={"wait": 5}).json()
+    assert record["error"] == {"kind": "unavailable", "message": "the job was lost before a worker started it (the "
+                               "service's Redis lost it, or its worker died): submit again", "missing": None}
+    assert connection.lrange(f"{queue}:intermediate", 0, -1) == []
+
+
 def test_full_redis_answers_507_and_keeps_what_it_had(tmp_path):
     proc, url = start_redis(tmp_path)
     try:

@@ -74,6 +74,11 @@ def _frontend_child(frames: List[bytes], answer: int, cpu_s: int) -> None:
     os._exit(0)
 
 
+# What the broker sends is bounded by the tenant's limits, not by a jail's reply caps: a launch's
+# tensors (several of up to max_blob_bytes) arrive in one message.
+BROKER_REQUEST_CAP = 1 << 62
+
+
 def clear_scratch(folder: str, keep) -> None:
     """Remove what a previous child left in the scratch (all but the names in `keep`), so nothing
     passes from one job (tenant) to the next; a child cannot fork, so nothing of it still writes."""
@@ -97,7 +102,7 @@ def _frontend(limits: Dict[str, int]) -> None:
     warm = set(os.listdir(jail.SCRATCH))
     while True:
         try:
-            frames = jail.read_frames(STDIN)
+            frames = jail.read_frames(STDIN, cap=BROKER_REQUEST_CAP)
         except EOFError:
             return
         clear_scratch(jail.SCRATCH, warm)
@@ -154,7 +159,7 @@ def _runner(limits: Dict[str, int]) -> None:
     jail.write_message(STDOUT, {"ready": True})
     while True:
         try:
-            header, blobs = jail.read_message(STDIN)
+            header, blobs = jail.read_message(STDIN, cap=BROKER_REQUEST_CAP)
         except EOFError:
             return
         try:
