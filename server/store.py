@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import math
+import mmap
 import time
 import uuid
 from datetime import timezone
@@ -351,13 +352,16 @@ class JobStore:
         entry = None if key is None else RedisCache(self.connection, 0).get(key.decode())
         return None if entry is None else json.loads(entry)
 
-    def get_blob(self, tenant: str, digest: str) -> Optional[bytes]:
+    def get_blob(self, tenant: str, digest: str) -> Optional[memoryview]:
+        """A writable copy (the kernel's buffer), or None if it expired."""
         size, first = self.connection.mget(blob_key(tenant, digest), blob_chunk_key(tenant, digest, 0))
         if size is None or (first is None and int(size) > 0):
             return None
         if int(size) <= BLOB_CHUNK_BYTES:
-            return first or b""
-        data = bytearray(int(size))  # filled chunk by chunk: one copy of the blob, no 1 GiB reply buffer
+            return memoryview(bytearray(first or b""))
+        # filled chunk by chunk: one copy of the blob, no 1 GiB reply buffer; an anonymous mapping,
+        # not a bytearray, whose zero-filling of 1 GiB would hold the GIL for seconds
+        data = memoryview(mmap.mmap(-1, int(size)))
         data[:len(first)] = first
         for index in range(1, blob_chunks(int(size))):
             chunk = self.connection.get(blob_chunk_key(tenant, digest, index))

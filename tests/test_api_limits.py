@@ -296,6 +296,26 @@ def test_a_job_a_worker_took_and_died_with_is_reaped(api, redis_url):
     assert connection.lrange(f"{queue}:intermediate", 0, -1) == []
 
 
+def test_a_job_that_ended_before_a_worker_took_it_runs_nothing(api, redis_url):
+    """The reaper failed a job still in its queue (its worker was thought lost): the worker that
+    dequeues it later ends it at once, without running it or touching its record."""
+    from rq.job import Job
+    from rq.serializers import JSONSerializer
+    from ascrun.server.workers.worker import AscrunWorker
+    connection = redis.Redis.from_url(redis_url)
+    store.worker_beat(connection, ["sim"], "test-sim-worker")
+    try:
+        record = api.post("/v1/jobs", json={**_job(), "target": "sim"}).json()
+    finally:
+        store.worker_gone(connection, ["sim"], "test-sim-worker")
+    jobs = store.JobStore(connection, ascrun.server.settings.Settings.from_env())
+    assert jobs.fail(record["id"], "unavailable", "reaped")
+    failed = api.get(f"/v1/jobs/{record['id']}").json()
+    AscrunWorker(["sim"], connection=connection, serializer=JSONSerializer, name="test-late-worker").work(burst=True)
+    assert Job.fetch(record["id"], connection=connection, serializer=JSONSerializer).return_value() == "superseded"
+    assert api.get(f"/v1/jobs/{record['id']}").json() == failed
+
+
 def test_full_redis_answers_507_and_keeps_what_it_had(tmp_path):
     proc, url = start_redis(tmp_path)
     try:

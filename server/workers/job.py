@@ -14,6 +14,7 @@ import time
 from typing import Any, Dict, List
 
 import numpy as np
+import redis
 from rq import get_current_job
 
 from ...compiler import jail, pipeline
@@ -59,13 +60,13 @@ def _inputs(store: JobStore, tenant: str, bundle: KernelBundle, args: List[Dict[
     for name, arg in zip(param_names(bundle), args):
         if arg["kind"] == "tensor":
             if "data" in arg:
-                data = base64.b64decode(arg["data"])
+                data = bytearray(base64.b64decode(arg["data"]))
             else:
                 data = store.get_blob(tenant, arg["blob"])
                 if data is None:
                     raise KernelError(f"input blob of '{name}' ({arg['blob'][:12]}...) expired before the job ran: "
                                       "submit again", kind="bad_request")
-            array = np.frombuffer(bytearray(data), dtype=arg["dtype"]).reshape(arg["shape"])
+            array = np.frombuffer(data, dtype=arg["dtype"]).reshape(arg["shape"])  # writable: the kernel's buffer
             specs.append(ArgSpec("tensor", array.dtype.name))
             values[name] = array
         else:  # a scalar, or a struct's field values (checked against the bundle by the API)
@@ -75,7 +76,7 @@ def _inputs(store: JobStore, tenant: str, bundle: KernelBundle, args: List[Dict[
 
 
 def _output(store: JobStore, tenant: str, array: np.ndarray) -> Dict[str, Any]:
-    data = array.tobytes()
+    data = memoryview(np.ascontiguousarray(array)).cast("B")  # no copy of a 1 GiB output
     described = {"dtype": array.dtype.name, "shape": list(array.shape)}
     if len(data) <= INLINE_BYTES:
         return {"data": base64.b64encode(data).decode(), **described}
@@ -91,7 +92,10 @@ def _start_heartbeat(store: JobStore, job_id: str) -> threading.Event:
 
     def beat():
         while not done.wait(HEARTBEAT_S):
-            store.heartbeat(job_id)
+            try:
+                store.heartbeat(job_id)
+            except redis.RedisError:
+                pass  # Redis is away: the job's own calls fail; beat again when it is back
 
     store.heartbeat(job_id)
     threading.Thread(target=beat, name="ascrun-job-heartbeat", daemon=True).start()
@@ -104,6 +108,8 @@ def run_job(job_id: str) -> str:
     rq_job = get_current_job()
     store = JobStore(rq_job.connection, settings)
     record = store.mark_started(job_id, worker=rq_job.worker_name)
+    if record.get("status") != "started":
+        return "superseded"  # already ended (the reaper failed it, or it was cancelled): run nothing
     spec = store.spec(job_id)
     if spec is None:
         store.fail(job_id, "bad_request", "the job's launch spec expired before a worker took it")

@@ -131,23 +131,23 @@ def _frontend(limits: Dict[str, int]) -> None:
 # ---------------------------------------------------------------------------------------------
 # runner
 
-def _run_one(runner, header: Dict[str, Any], blobs: List[bytes]):
+def _run_one(runner, header: Dict[str, Any], blobs: List[memoryview]):
     import numpy as np
     values, tensors = [], {}
     for param, value in zip(header["params"], header["values"]):
         if "tensor" in value:
             t = value["tensor"]
-            array = np.frombuffer(bytearray(blobs[t["blob"]]), dtype=t["dtype"]).reshape(t["shape"])
+            array = np.frombuffer(blobs[t["blob"]], dtype=t["dtype"]).reshape(t["shape"])  # each its own frame
             tensors[param["name"]] = array
             values.append(array)
         elif "struct" in value:
-            values.append(blobs[value["struct"]])
+            values.append(bytes(blobs[value["struct"]]))
         else:
             values.append(value["scalar"])
     ran = runner.run(blobs[0], header["core_num"], header["params"], header["kernel_args"], values,
                      bounds=header["bounds"])
     reply = {"ok": {"written": ran.written, "seconds": ran.seconds, "log": ran.log, "warnings": ran.warnings}}
-    return reply, [tensors[name].tobytes() for name in ran.written]
+    return reply, [memoryview(tensors[name]).cast("B") for name in ran.written]
 
 
 def _runner(limits: Dict[str, int]) -> None:
