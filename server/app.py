@@ -33,6 +33,7 @@ from ..compiler.errors import KernelError
 from ..compiler.frontend import constexpr_params, param_names
 from ..compiler.pipeline import TARGETS
 from . import store as keys
+from .ended import EndedJobs
 from .models import ErrorResponse, Health, JobList, JobRequest, JobResult, MissingBlobs, MissingBlobsRequest
 from .settings import Settings
 from .store import JOB_FUNCTION, TERMINAL, JobStore, merge_record
@@ -83,6 +84,7 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
     sync_redis = redis.Redis.from_url(settings.redis_url)
     async_redis = aioredis.Redis.from_url(settings.redis_url)
     jobs = JobStore(sync_redis, settings)
+    ended = EndedJobs(async_redis)
 
     async def reaper():
         """End jobs whose work horse died without a word (SIGKILLed worker, Redis outage)."""
@@ -96,9 +98,10 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI):
-        task = asyncio.create_task(reaper())
+        tasks = [asyncio.create_task(reaper()), asyncio.create_task(ended.listen())]
         yield
-        task.cancel()
+        for task in tasks:
+            task.cancel()
         await async_redis.aclose()
         sync_redis.close()
 
@@ -260,11 +263,15 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
                          who: Tenant = Depends(tenant)):
         """Queue a launch. Tensors up to INLINE_BYTES may travel inline (`data`); bigger ones must be
         uploaded first; if some are not, the answer is 409 with their digests in error.missing."""
-        # Off the event loop: checking a bundle (its structs, its source) costs CPU.
-        record = await run_in_threadpool(enqueue_job, body, who, idempotency_key)
-        return await wait_for_end(record["id"], wait, who) if wait > 0 else record
+        job_id = uuid.uuid4().hex
+        with ended.watch(job_id) as waiter:  # before the job exists: its end cannot be missed
+            # Off the event loop: checking a bundle (its structs, its source) costs CPU.
+            record = await run_in_threadpool(enqueue_job, body, who, idempotency_key, job_id)
+            if wait > 0 and record["id"] == job_id:
+                return await follow(waiter, record, wait, lambda: read_job(job_id, who))
+        return await wait_for_end(record["id"], wait, who) if wait > 0 else record  # an earlier job
 
-    def enqueue_job(body: JobRequest, who: Tenant, idempotency_key: Optional[str]) -> dict:
+    def enqueue_job(body: JobRequest, who: Tenant, idempotency_key: Optional[str], job_id: str) -> dict:
         limits = who.limits
         bundle_json = body.bundle.model_dump()
         bundle_bytes = len(json.dumps(bundle_json))
@@ -296,7 +303,6 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
                                                f"{settings.max_job_timeout_s} s")
         if workers_for(body.target) == 0:
             raise ApiError(503, "unavailable", f"no worker serves target '{body.target}' right now")
-        job_id = uuid.uuid4().hex
         record = {"id": job_id, "status": "queued", "tenant": who.name, "target": body.target,
                   "core_num": body.core_num, "kernel": bundle.entry, "bounds": body.bounds, "created_at": time.time()}
         spec = {"tenant": who.name, "bundle": bundle.to_json(), "core_num": body.core_num, "target": body.target,
@@ -307,54 +313,36 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
             idempotency = (keys.idempotency_key(who.name, idempotency_key),
                            hashlib.sha256(body.model_dump_json().encode()).hexdigest())
         while True:
-            try:
-                return admit_and_enqueue(who, record, spec, in_flight, timeout, idempotency)
-            except redis.WatchError:
-                continue  # another submission of this tenant changed its counts: look again
+            verdict, value = jobs.admit(record, spec, in_flight, who.limits, idempotency)
+            if verdict == "earlier":
+                found = jobs.get(value)
+                if found is not None:  # else it expired just now: this submission makes a new job
+                    return found
+                continue
+            if verdict != "admitted":
+                raise refusal(verdict, value, who.limits)
+            # RQ's job and the queue's name in one transaction; if this server dies before it, the
+            # reaper fails the stored job (store.reap_unqueued)
+            queue = Queue(keys.queue_name(body.target, who.name), connection=sync_redis, serializer=JSONSerializer)
+            with sync_redis.pipeline() as pipe:
+                queue.enqueue_call(JOB_FUNCTION, args=(job_id,), job_id=job_id,  # first: RQ starts the MULTI
+                                   timeout=int(math.ceil(timeout)) + RQ_TIMEOUT_MARGIN_S,
+                                   result_ttl=settings.result_ttl_s, failure_ttl=settings.result_ttl_s, pipeline=pipe)
+                pipe.sadd(keys.queues_key(body.target), queue.name)
+                pipe.execute()
+            return record
 
-    def admit_and_enqueue(who: Tenant, record: dict, spec: dict, in_flight: int, timeout: float,
-                          idempotency: Optional[tuple]) -> dict:
-        """Check the tenant's quotas and, in the same transaction, reserve its slot, store the job and
-        put it on its queue: no job is ever stored without being queued, none over a quota. An
-        earlier submission with the same Idempotency-Key answers with its own job instead."""
-        limits, job_id = who.limits, record["id"]
-        rate_key = keys.tenant_key(who.name, f"rate:{int(time.time() // 60)}")
-        active_key = keys.tenant_key(who.name, "active")
-        queue = Queue(keys.queue_name(record["target"], who.name), connection=sync_redis, serializer=JSONSerializer)
-        with sync_redis.pipeline() as pipe:
-            pipe.watch(rate_key, active_key, *([idempotency[0]] if idempotency else []))
-            if idempotency:
-                earlier = pipe.get(idempotency[0])
-                if earlier is not None:
-                    earlier_id, earlier_digest = earlier.decode().split()
-                    if earlier_digest != idempotency[1]:
-                        raise ApiError(422, "bad_request", "this Idempotency-Key was used for a different submission")
-                    found = jobs.get(earlier_id)
-                    if found is not None:  # else it expired: this submission makes a new job
-                        return found
-            launches = int(pipe.get(rate_key) or 0)
-            active = pipe.hvals(active_key)
-            if launches >= limits.launches_per_minute:
-                raise ApiError(429, "limit", f"more than {limits.launches_per_minute} launches this minute "
-                                             "(launches_per_minute)")
-            if len(active) >= limits.max_active_jobs:
-                raise ApiError(429, "limit", f"you have {len(active)} jobs queued or running, the limit is "
-                                             f"{limits.max_active_jobs} (max_active_jobs)")
-            if sum(int(b) for b in active) + in_flight > limits.max_bytes_in_flight:
-                raise ApiError(429, "limit", f"tensor bytes of your queued and running jobs would exceed "
-                                             f"{limits.max_bytes_in_flight} (max_bytes_in_flight)")
-            pipe.multi()
-            pipe.incr(rate_key)
-            pipe.expire(rate_key, 120)
-            jobs.create(pipe, record, spec, in_flight)
-            if idempotency:
-                pipe.set(idempotency[0], f"{job_id} {idempotency[1]}", ex=settings.result_ttl_s)
-            pipe.sadd(keys.queues_key(record["target"]), queue.name)
-            queue.enqueue_call(JOB_FUNCTION, args=(job_id,), job_id=job_id,
-                               timeout=int(math.ceil(timeout)) + RQ_TIMEOUT_MARGIN_S,
-                               result_ttl=settings.result_ttl_s, failure_ttl=settings.result_ttl_s, pipeline=pipe)
-            pipe.execute()
-        return record
+    def refusal(verdict: str, value: Optional[str], limits) -> ApiError:
+        if verdict == "mismatch":
+            return ApiError(422, "bad_request", "this Idempotency-Key was used for a different submission")
+        if verdict == "rate":
+            return ApiError(429, "limit", f"more than {limits.launches_per_minute} launches this minute "
+                                          "(launches_per_minute)")
+        if verdict == "active":
+            return ApiError(429, "limit", f"you have {value} jobs queued or running, the limit is "
+                                          f"{limits.max_active_jobs} (max_active_jobs)")
+        return ApiError(429, "limit", f"tensor bytes of your queued and running jobs would exceed "
+                                      f"{limits.max_bytes_in_flight} (max_bytes_in_flight)")
 
     def check_struct_args(body: JobRequest) -> None:
         """Each struct argument names a struct of the bundle and gives each field a value of its
@@ -403,22 +391,21 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
         return await wait_for_end(job_id, wait, who)
 
     async def wait_for_end(job_id: str, wait: float, who: Tenant) -> dict:
-        """The job's record once it is terminal, or as it is after `wait` seconds (no busy polling:
-        the worker publishes on the job's channel when it ends)."""
-        record = await read_job(job_id, who)
-        if wait <= 0 or record["status"] in TERMINAL:
-            return record
+        """The job's record once it is terminal, or as it is after `wait` seconds (no polling: its
+        terminal record is published when it ends, and `ended` hands it over)."""
+        if wait <= 0:
+            return await read_job(job_id, who)
+        with ended.watch(job_id) as waiter:
+            return await follow(waiter, await read_job(job_id, who), wait, lambda: read_job(job_id, who))
+
+    async def follow(waiter, record: dict, wait: float, read) -> dict:
+        """`record` as it is once terminal, or after `wait` seconds; `read()` reads it anew."""
         deadline = asyncio.get_running_loop().time() + wait
-        async with async_redis.pubsub() as pubsub:
-            await pubsub.subscribe(keys.done_channel(job_id))
-            record = await read_job(job_id, who)  # it may have ended before we subscribed
-            while record["status"] not in TERMINAL:
-                remaining = deadline - asyncio.get_running_loop().time()
-                if remaining <= 0:
-                    break
-                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=remaining)
-                if message is not None:
-                    record = await read_job(job_id, who)
+        while record["status"] not in TERMINAL:
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0 or not await waiter.wait(remaining):
+                break
+            record = waiter.take() or await read()
         return record
 
     def job_file(job_id: str, field: str, who: Tenant) -> str:

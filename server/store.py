@@ -20,7 +20,7 @@ Keys (all under "ascrun:"):
   queues:<target>          set of the target's queue names (one per tenant that ever submitted to it)
   workers:<target>         sorted set worker name -> time of its last heartbeat (live: within WORKER_TTL_S)
   frontend-<key>, artifact-<key>   the pipeline caches, shared by every worker
-Channel done:<id> is published when a job reaches its terminal state.
+Channel done:<id> carries a job's terminal record when it reaches it.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ import mmap
 import time
 import uuid
 from datetime import timezone
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import redis
 from rq.intermediate_queue import IntermediateQueue
@@ -219,12 +219,41 @@ class RedisCache:
 # them would otherwise leave a finished job holding its tenant's active slot.
 FINISH_LUA = """
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then return 0 end
+if ARGV[5] ~= '' then redis.call('SET', KEYS[7], ARGV[5], 'EX', ARGV[2]) end
 redis.call('HDEL', KEYS[2], ARGV[3])
 redis.call('SREM', KEYS[3], ARGV[3])
 redis.call('ZREM', KEYS[4], ARGV[3])
 redis.call('DEL', KEYS[5])
-redis.call('PUBLISH', KEYS[6], ARGV[4])
+redis.call('PUBLISH', KEYS[6], ARGV[1])
 return 1
+"""
+
+
+ADMIT_LUA = """
+if ARGV[10] ~= '' then
+  local earlier = redis.call('GET', KEYS[3])
+  if earlier then
+    local id, digest = string.match(earlier, '^(%S+) (%S+)$')
+    if digest ~= ARGV[11] then return {'mismatch'} end
+    if redis.call('EXISTS', ARGV[12] .. id, ARGV[13] .. id) > 0 then return {'earlier', id} end
+  end
+end
+if tonumber(redis.call('GET', KEYS[1]) or '0') >= tonumber(ARGV[3]) then return {'rate'} end
+local active = redis.call('HVALS', KEYS[2])
+if #active >= tonumber(ARGV[4]) then return {'active', tostring(#active)} end
+local bytes = tonumber(ARGV[2])
+for _, b in ipairs(active) do bytes = bytes + tonumber(b) end
+if bytes > tonumber(ARGV[5]) then return {'bytes'} end
+redis.call('INCR', KEYS[1])
+redis.call('EXPIRE', KEYS[1], 120)
+redis.call('SET', KEYS[4], ARGV[6], 'EX', ARGV[8])
+redis.call('SET', KEYS[5], ARGV[7], 'EX', ARGV[8])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[6], ARGV[9], ARGV[1])
+redis.call('ZADD', KEYS[7], ARGV[9], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[7], 0, ARGV[9] - ARGV[8])
+if ARGV[10] ~= '' then redis.call('SET', KEYS[3], ARGV[10], 'EX', ARGV[8]) end
+return {'admitted'}
 """
 
 
@@ -235,17 +264,26 @@ class JobStore:
         self.connection = connection
         self.settings = settings
         self._finish = connection.register_script(FINISH_LUA)
+        self._admit = connection.register_script(ADMIT_LUA)
 
-    def create(self, pipe: redis.client.Pipeline, record: Dict[str, Any], spec: Dict[str, Any],
-               in_flight_bytes: int) -> None:
-        """Add the job's record, spec and active slot to `pipe`, the transaction that also enqueues it."""
+    def admit(self, record: Dict[str, Any], spec: Dict[str, Any], in_flight_bytes: int, limits: Any,
+              idempotency: Optional[Tuple[str, str]] = None) -> Tuple[str, Optional[str]]:
+        """Check the tenant's quotas and, atomically with that, store the job (record, spec, active
+        slot): no job is ever stored over a quota. One script, no WATCH: a busy tenant's concurrent
+        submissions never retry. The caller enqueues the job next; a job stored but never enqueued
+        (the server died in between) is failed by reap_unqueued. `idempotency`: (key, request
+        digest). Returns ("admitted", None), ("earlier", its job id), ("mismatch", None) for a key
+        used by another submission, or the limit hit: ("rate" | "bytes", None), ("active", count)."""
         job_id, tenant, ttl = record["id"], record["tenant"], self.settings.result_ttl_s
-        pipe.set(spec_key(job_id), json.dumps(spec), ex=ttl)
-        pipe.set(job_key(job_id), json.dumps(record), ex=ttl)
-        pipe.hset(tenant_key(tenant, "active"), job_id, in_flight_bytes)
-        pipe.zadd(QUEUED, {job_id: record["created_at"]})
-        pipe.zadd(tenant_key(tenant, "jobs"), {job_id: record["created_at"]})
-        pipe.zremrangebyscore(tenant_key(tenant, "jobs"), 0, time.time() - ttl)
+        idem_key, digest = idempotency or ("", "")
+        keys = [tenant_key(tenant, f"rate:{int(time.time() // 60)}"), tenant_key(tenant, "active"),
+                idem_key or tenant_key(tenant, "no-idempotency-key"), spec_key(job_id), job_key(job_id), QUEUED,
+                tenant_key(tenant, "jobs")]
+        args = [job_id, in_flight_bytes, limits.launches_per_minute, limits.max_active_jobs,
+                limits.max_bytes_in_flight, json.dumps(spec), json.dumps(record), ttl, record["created_at"],
+                f"{job_id} {digest}" if idem_key else "", digest, job_key(""), final_key("")]
+        verdict, *value = self._admit(keys=keys, args=args)
+        return verdict.decode(), value[0].decode() if value else None
 
     def spec(self, job_id: str) -> Optional[Dict[str, Any]]:
         raw = self.connection.get(spec_key(job_id))
@@ -260,10 +298,17 @@ class JobStore:
         records = (self.get(i) for i in ids)
         return [r for r in records if r is not None]
 
-    def mark_started(self, job_id: str, worker: Optional[str]) -> Dict[str, Any]:
-        record = self.get(job_id) or {"id": job_id}
+    def start(self, job_id: str, worker: Optional[str]) -> Tuple[Dict[str, Any], Optional[Dict[str, Any]]]:
+        """Mark the job started (its heartbeat begins) and return its record and launch spec; a job
+        that already ended (reaped or cancelled while queued) comes back as it is, unchanged. Two
+        round trips: this is on every launch's path."""
+        with self.connection.pipeline(transaction=False) as pipe:
+            pipe.mget(job_key(job_id), final_key(job_id))
+            pipe.get(spec_key(job_id))
+            (raw, final), raw_spec = pipe.execute()
+        record = merge_record(raw, final) or {"id": job_id}
         if record.get("status") in TERMINAL:
-            return record
+            return record, None
         record.update(status="started", started_at=time.time(), worker=worker)
         with self.connection.pipeline() as pipe:
             pipe.set(alive_key(job_id), 1, ex=HEARTBEAT_TTL_S)
@@ -271,26 +316,33 @@ class JobStore:
             pipe.zrem(QUEUED, job_id)
             pipe.set(job_key(job_id), json.dumps(record), ex=self.settings.result_ttl_s)
             pipe.execute()
-        return record
+        return record, None if raw_spec is None else json.loads(raw_spec)
 
     def heartbeat(self, job_id: str) -> None:
         self.connection.set(alive_key(job_id), 1, ex=HEARTBEAT_TTL_S)
 
-    def finish(self, job_id: str, changes: Dict[str, Any]) -> bool:
-        """Record the job's outcome unless it already has one; tell waiters. True if this call won."""
-        record = self.get(job_id) or {"id": job_id}
+    def finish(self, job_id: str, changes: Dict[str, Any], record: Optional[Dict[str, Any]] = None,
+               frontend_key: Optional[str] = None) -> bool:
+        """Record the job's outcome unless it already has one; tell waiters. True if this call won.
+        `record`: the job's record as its worker holds it (saves reading it); `frontend_key`: the
+        frontend cache entry of its Ascend C and IR, stored with the outcome (files:<id>)."""
+        record = dict(record or self.get(job_id) or {"id": job_id})
         if record.get("status") in TERMINAL:
             return False
         record.update(changes, ended_at=time.time())
         active = tenant_key(record.get("tenant", ""), "active")  # no tenant: a hash that never exists
-        won = self._finish(keys=[final_key(job_id), active, STARTED, QUEUED, alive_key(job_id), done_channel(job_id)],
-                           args=[json.dumps(record), self.settings.result_ttl_s, job_id, record["status"]])
+        won = self._finish(keys=[final_key(job_id), active, STARTED, QUEUED, alive_key(job_id), done_channel(job_id),
+                                 files_key(job_id)],
+                           args=[json.dumps(record), self.settings.result_ttl_s, job_id, record["status"],
+                                 frontend_key or ""])
         return bool(won)
 
-    def fail(self, job_id: str, kind: str, message: str, **report: Any) -> bool:
+    def fail(self, job_id: str, kind: str, message: str, record: Optional[Dict[str, Any]] = None,
+             frontend_key: Optional[str] = None, **report: Any) -> bool:
         """End the job as failed (timed out); `report` adds the kernel's log and warnings, if it ran."""
         status = "timed_out" if kind == "timeout" else "failed"
-        return self.finish(job_id, {"status": status, "error": {"kind": kind, "message": message}, **report})
+        return self.finish(job_id, {"status": status, "error": {"kind": kind, "message": message}, **report},
+                           record, frontend_key)
 
     def reap(self) -> List[str]:
         """Fail every started job whose work horse stopped beating (its worker was killed, or
@@ -342,10 +394,6 @@ class JobStore:
         if first_seen is None or time.time() - first_seen.timestamp() < UNQUEUED_GRACE_S:
             return False
         return bool(self.connection.lrem(intermediate.key, 0, job_id))
-
-    def put_frontend_key(self, job_id: str, frontend_key: str) -> None:
-        """Which frontend cache entry holds the job's Ascend C and IR (a reference, not a copy)."""
-        self.connection.set(files_key(job_id), frontend_key, ex=self.settings.result_ttl_s)
 
     def frontend_entry(self, job_id: str) -> Optional[Dict[str, Any]]:
         key = self.connection.get(files_key(job_id))

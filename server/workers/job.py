@@ -87,7 +87,7 @@ def _output(store: JobStore, tenant: str, array: np.ndarray) -> Dict[str, Any]:
 
 def _start_heartbeat(store: JobStore, job_id: str) -> threading.Event:
     """Say the job is alive while it runs (the API's reaper fails jobs of a worker that died);
-    set the returned event when the job is done."""
+    set the returned event when the job is done. JobStore.start said it first."""
     done = threading.Event()
 
     def beat():
@@ -97,7 +97,6 @@ def _start_heartbeat(store: JobStore, job_id: str) -> threading.Event:
             except redis.RedisError:
                 pass  # Redis is away: the job's own calls fail; beat again when it is back
 
-    store.heartbeat(job_id)
     threading.Thread(target=beat, name="ascrun-job-heartbeat", daemon=True).start()
     return done
 
@@ -107,18 +106,22 @@ def run_job(job_id: str) -> str:
     settings = Settings.from_env()
     rq_job = get_current_job()
     store = JobStore(rq_job.connection, settings)
-    record = store.mark_started(job_id, worker=rq_job.worker_name)
+    record, spec = store.start(job_id, worker=rq_job.worker_name)
     if record.get("status") != "started":
         return "superseded"  # already ended (the reaper failed it, or it was cancelled): run nothing
-    spec = store.spec(job_id)
     if spec is None:
-        store.fail(job_id, "bad_request", "the job's launch spec expired before a worker took it")
+        store.fail(job_id, "bad_request", "the job's launch spec expired before a worker took it", record)
         return "failed"
     timeout_s = float(spec.get("timeout") or settings.job_timeout_s)
     deadline = jail.Deadline(timeout_s)  # the jails are killed when it passes
     done = _start_heartbeat(JobStore(rq_job.connection, settings), job_id)
     tenant = spec["tenant"]
     timings = {"queue": max(0.0, record["started_at"] - record.get("created_at", record["started_at"]))}
+    frontend: List[str] = []  # the frontend cache key once known: where the job's Ascend C and IR are
+
+    def fail(kind: str, message: str, **report) -> bool:
+        return store.fail(job_id, kind, message, record, frontend[0] if frontend else None, **report)
+
     start = time.perf_counter()
     try:
         bundle = KernelBundle.from_json(spec["bundle"])
@@ -126,18 +129,17 @@ def run_job(job_id: str) -> str:
         target = jailed_target(spec["target"]).for_job(tenant, deadline)
         cache = RedisCache(store.connection, settings.artifact_ttl_s)
         built = pipeline.build(bundle, specs, target, frontend_cache=cache, artifact_cache=cache,
-                               options=spec.get("options") or {},
-                               on_frontend=lambda key: store.put_frontend_key(job_id, key))
+                               options=spec.get("options") or {}, on_frontend=frontend.append)
         ran = pipeline.run(built, target, int(spec["core_num"]), values, bounds=spec.get("bounds", "fault"))
         outputs = {name: _output(store, tenant, values[name]) for name in ran.written}
         timings.update(built.timings, run=ran.seconds, total=time.perf_counter() - start)
         won = store.finish(job_id, {"status": "finished", "outputs": outputs, "timings": timings,
                                     "cache": built.cache, "ir_hash": built.frontend.ir_hash, "log": ran.log,
-                                    "warnings": ran.warnings, "error": None})
+                                    "warnings": ran.warnings, "error": None}, record, frontend[0])
     except KernelError as e:
-        won = store.fail(job_id, e.kind, str(e), log=e.log, warnings=e.warnings)
+        won = fail(e.kind, str(e), log=e.log, warnings=e.warnings)
     except Exception as e:  # a bug of ours, not the kernel's: say so rather than hide it
-        won = store.fail(job_id, "runtime_error", f"internal error in the worker: {e.__class__.__name__}: {e}")
+        won = fail("runtime_error", f"internal error in the worker: {e.__class__.__name__}: {e}")
     finally:
         done.set()
     return "done" if won else "superseded"

@@ -16,6 +16,7 @@ from typing import Sequence
 import redis
 from rq import Queue
 from rq.serializers import JSONSerializer
+from rq.utils import now as utcnow
 from rq.worker import RoundRobinWorker, WorkerStatus
 
 from ..settings import Settings
@@ -25,13 +26,16 @@ from . import job
 
 REDIS_RETRY_MAX_S = 5.0
 QUEUE_REFRESH_S = 1  # a new tenant's queue is served within this
+BOOKKEEPING_S = 1.0  # RQ's worker heartbeat and suspension check, at most this often
 
 
 class AscrunWorker(RoundRobinWorker):
     """RQ's round-robin worker over every tenant's queue of its targets (store.queues_key, read
-    anew before each dequeue, so a tenant's first job needs no restart), told apart when it stops
+    anew each QUEUE_REFRESH_S, so a tenant's first job needs no restart), told apart when it stops
     on request (SIGTERM/SIGINT) from when its loop gave up on an error, such as Redis going away."""
     stop_requested = False
+    _suspension_checked = float("-inf")
+    _queues_read = float("-inf")
 
     def __init__(self, targets: Sequence[str], *args, **kwargs):
         self.targets = list(targets)
@@ -42,6 +46,26 @@ class AscrunWorker(RoundRobinWorker):
         for target in self.targets:
             names.update(n.decode() for n in connection.smembers(queues_key(target)))
         return sorted(names) or [queue_name(self.targets[0], "open")]
+
+    def heartbeat(self, timeout=None, pipeline=None):
+        """RQ beats before and after each job, two round trips each time: on the cached path that
+        is a tenth of a job's Redis traffic. Once a second is plenty for a key that lives
+        worker_ttl + 60 s; beats with their own timeout or pipeline (a job starting) always go."""
+        if timeout is None and pipeline is None and self.last_heartbeat is not None \
+                and (utcnow() - self.last_heartbeat).total_seconds() < BOOKKEEPING_S:
+            return
+        super().heartbeat(timeout, pipeline)
+
+    def set_state(self, state, pipeline=None):
+        if pipeline is None and state == self._state:
+            return  # RQ writes "idle" twice between two jobs
+        super().set_state(state, pipeline)
+
+    def check_for_suspension(self, burst: bool):
+        """`rq suspend` is noticed within BOOKKEEPING_S, not at a round trip per job."""
+        if time.monotonic() - self._suspension_checked >= BOOKKEEPING_S:
+            self._suspension_checked = time.monotonic()
+            super().check_for_suspension(burst)
 
     def execute_job(self, job, queue):
         """In this process, as SimpleWorker does; the job's own deadline kills its jails."""
@@ -55,12 +79,14 @@ class AscrunWorker(RoundRobinWorker):
 
     def dequeue_job_and_maintain_ttl(self, timeout, max_idle_time=None):
         while True:
-            known = {q.name for q in self.queues}
-            for name in self._queue_names(self.connection):
-                if name not in known:
-                    queue = Queue(name, connection=self.connection, serializer=self.serializer)
-                    self.queues.append(queue)
-                    self._ordered_queues.append(queue)
+            if time.monotonic() - self._queues_read >= QUEUE_REFRESH_S:
+                self._queues_read = time.monotonic()
+                known = {q.name for q in self.queues}
+                for name in self._queue_names(self.connection):
+                    if name not in known:
+                        queue = Queue(name, connection=self.connection, serializer=self.serializer)
+                        self.queues.append(queue)
+                        self._ordered_queues.append(queue)
             if timeout is None:  # burst: one non-blocking look
                 return super().dequeue_job_and_maintain_ttl(None, max_idle_time)
             result = super().dequeue_job_and_maintain_ttl(QUEUE_REFRESH_S, QUEUE_REFRESH_S)
