@@ -10,7 +10,7 @@ lost, none run twice.
 Without --url it starts redis-server (as `ascrun up` does: append-only file fsync'ed once a
 second), `ascrun server` and `--workers` workers itself (as bench/faults.py does, with the
 per-tenant rate limits out of the way) and then also prints where
-the CPU went: CPU ms per launch of each process (workers with their work horses) and the Redis
+the CPU went: CPU ms per launch of each process (workers with their jails) and the Redis
 commands and connections per launch. The machine's cores are the bottleneck, so these are the
 costs to cut.
 """
@@ -78,9 +78,15 @@ def run_load(url: str, clients: int, launches: int) -> dict:
 
 
 def _cpu_s(pid: int) -> float:
-    """CPU seconds of a process and of its children it has waited for (a worker's work horses)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    """CPU seconds of a process and of all its descendants (a worker's jails), those alive and
+    those it has waited for."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        children = [int(c) for t in Path(f"/proc/{pid}/task").iterdir()
+                    for c in (t / "children").read_text().split()]
+    except FileNotFoundError:  # it ended meanwhile
+        return 0.0
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK") + sum(_cpu_s(c) for c in children)
 
 
 class CpuMeter:
@@ -89,7 +95,7 @@ class CpuMeter:
 
     def __init__(self, pool):
         self.pids = {"API server": pool.server.pid, "redis-server": pool.redis.pid,
-                     **{f"worker {i} (+ horses)": w.pid for i, w in enumerate(pool.workers)}}
+                     **{f"worker {i} (+ jails)": w.pid for i, w in enumerate(pool.workers)}}
         self.redis = redis.Redis.from_url(pool.redis_url)
         self.before = self._sample()
 

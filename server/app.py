@@ -43,6 +43,7 @@ DIGEST = r"^[0-9a-f]{64}$"
 # RQ's own alarm fires only after our watchdog (workers/job.py) had its chance.
 RQ_TIMEOUT_MARGIN_S = 30
 REAP_INTERVAL_S = 1.0
+SERVED_FOR_S = 1.0
 ERRORS = {status: {"model": ErrorResponse} for status in (400, 401, 404, 409, 413, 422, 429, 503, 507)}
 HTTP_KINDS = {401: "unauthorized", 404: "not_found", 413: "limit"}  # the rest of 4xx: bad_request
 log = logging.getLogger("ascrun.server")
@@ -151,6 +152,18 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
 
     def workers_for(target: str) -> int:
         return keys.live_workers(sync_redis, target)
+
+    served_until: dict = {}  # target -> until when a live worker is taken as given
+
+    def served(target: str) -> bool:
+        """Whether a live worker serves `target`. A yes holds for SERVED_FOR_S: a round trip fewer
+        per launch; a job that comes to a pool whose last worker died just then waits in its queue."""
+        if served_until.get(target, 0.0) > time.monotonic():
+            return True
+        if workers_for(target) == 0:
+            return False
+        served_until[target] = time.monotonic() + SERVED_FOR_S
+        return True
 
     def own_job(job_id: str, who: Tenant) -> dict:
         record = jobs.get(job_id)
@@ -301,7 +314,7 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
         if timeout > settings.max_job_timeout_s:
             raise ApiError(400, "bad_request", f"timeout {timeout:g} s exceeds the limit of "
                                                f"{settings.max_job_timeout_s} s")
-        if workers_for(body.target) == 0:
+        if not served(body.target):
             raise ApiError(503, "unavailable", f"no worker serves target '{body.target}' right now")
         record = {"id": job_id, "status": "queued", "tenant": who.name, "target": body.target,
                   "core_num": body.core_num, "kernel": bundle.entry, "bounds": body.bounds, "created_at": time.time()}

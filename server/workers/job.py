@@ -19,12 +19,14 @@ from rq import get_current_job
 
 from ...compiler import jail, pipeline
 from ...compiler.bundle import KernelBundle
+from ...compiler.cache import MemoryCache
 from ...compiler.errors import KernelError
 from ...compiler.frontend import ArgSpec, param_names
 from ..settings import Settings
 from ..store import HEARTBEAT_S, INLINE_BYTES, JobStore, RedisCache
 
 RUN_JAILS = 4  # tenants whose run jail stays warm in one worker
+LOCAL_CACHE_BYTES = 256 << 20  # a worker's in-memory share of the compile caches
 
 
 class JailedTarget:
@@ -52,6 +54,17 @@ class JailedTarget:
 def jailed_target(name: str) -> JailedTarget:
     pipeline.get_target(name)  # the name checked, the toolchain found
     return JailedTarget(name, Settings.from_env())
+
+
+@functools.lru_cache(maxsize=None)
+def _store(connection: redis.Redis) -> JobStore:
+    return JobStore(connection, Settings.from_env())
+
+
+@functools.lru_cache(maxsize=None)
+def _caches(connection: redis.Redis, ttl_s: int) -> MemoryCache:
+    """The pipeline's caches: this worker's recent entries in memory, over the pool's in Redis."""
+    return MemoryCache(RedisCache(connection, ttl_s), LOCAL_CACHE_BYTES)
 
 
 def _inputs(store: JobStore, tenant: str, bundle: KernelBundle, args: List[Dict[str, Any]]):
@@ -103,9 +116,9 @@ def _start_heartbeat(store: JobStore, job_id: str) -> threading.Event:
 
 def run_job(job_id: str) -> str:
     """Entry point named in the queue (JOB_FUNCTION); returns the job's final status."""
-    settings = Settings.from_env()
     rq_job = get_current_job()
-    store = JobStore(rq_job.connection, settings)
+    store = _store(rq_job.connection)
+    settings = store.settings
     record, spec = store.start(job_id, worker=rq_job.worker_name)
     if record.get("status") != "started":
         return "superseded"  # already ended (the reaper failed it, or it was cancelled): run nothing
@@ -114,7 +127,7 @@ def run_job(job_id: str) -> str:
         return "failed"
     timeout_s = float(spec.get("timeout") or settings.job_timeout_s)
     deadline = jail.Deadline(timeout_s)  # the jails are killed when it passes
-    done = _start_heartbeat(JobStore(rq_job.connection, settings), job_id)
+    done = _start_heartbeat(store, job_id)
     tenant = spec["tenant"]
     timings = {"queue": max(0.0, record["started_at"] - record.get("created_at", record["started_at"]))}
     frontend: List[str] = []  # the frontend cache key once known: where the job's Ascend C and IR are
@@ -127,7 +140,7 @@ def run_job(job_id: str) -> str:
         bundle = KernelBundle.from_json(spec["bundle"])
         specs, values = _inputs(store, tenant, bundle, spec["args"])
         target = jailed_target(spec["target"]).for_job(tenant, deadline)
-        cache = RedisCache(store.connection, settings.artifact_ttl_s)
+        cache = _caches(store.connection, settings.artifact_ttl_s)
         built = pipeline.build(bundle, specs, target, frontend_cache=cache, artifact_cache=cache,
                                options=spec.get("options") or {}, on_frontend=frontend.append)
         ran = pipeline.run(built, target, int(spec["core_num"]), values, bounds=spec.get("bounds", "fault"))

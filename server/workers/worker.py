@@ -115,11 +115,13 @@ def serve(targets: Sequence[str], settings: Settings, burst: bool = False, name:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     name = name or f"ascrun-{socket.gethostname()}-{os.getpid()}"
     stop_beating = _start_heartbeat(redis.Redis.from_url(settings.redis_url), targets, name)
+    logging.getLogger("ascrun.worker").info("worker %s serves %s", name, ", ".join(targets))
     try:
         while True:
             worker = AscrunWorker(targets, connection=connection, serializer=JSONSerializer, name=name)
             try:
-                worker.work(burst=burst, with_scheduler=False)
+                # RQ's INFO is three lines a job; the API's records tell what each job did
+                worker.work(burst=burst, with_scheduler=False, logging_level="WARNING")
             except redis.ConnectionError:
                 pass  # RQ's teardown could not deregister the worker: Redis is down, see below
             if burst or worker.stop_requested:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from collections import OrderedDict
 from typing import Optional, Protocol
 
 
@@ -41,3 +42,38 @@ class DiskCache:
         with os.fdopen(fd, "wb") as f:
             f.write(value)
         os.replace(tmp, path)
+
+
+class MemoryCache:
+    """A bounded in-process LRU in front of another cache. Entries are content-keyed (a key names
+    exactly one value), so a copy held here is never stale: a worker's cached launch then skips
+    the round trips and the transfer of the Ascend C and the binary. Single-threaded use."""
+
+    def __init__(self, backing: Cache, max_bytes: int):
+        self.backing = backing
+        self.max_bytes = max_bytes
+        self.entries: "OrderedDict[str, bytes]" = OrderedDict()
+        self.size = 0
+
+    def get(self, key: str) -> Optional[bytes]:
+        value = self.entries.get(key)
+        if value is not None:
+            self.entries.move_to_end(key)
+            return value
+        value = self.backing.get(key)
+        if value is not None:
+            self._keep(key, value)
+        return value
+
+    def put(self, key: str, value: bytes) -> None:
+        self.backing.put(key, value)
+        self._keep(key, value)
+
+    def _keep(self, key: str, value: bytes) -> None:
+        if len(value) > self.max_bytes or key in self.entries:
+            return
+        self.entries[key] = value
+        self.size += len(value)
+        while self.size > self.max_bytes:
+            _, dropped = self.entries.popitem(last=False)
+            self.size -= len(dropped)
