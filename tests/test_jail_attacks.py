@@ -20,6 +20,7 @@ class Hijacked(jail.PythonJail):
         self.process = jail.popen(jail.command(["/usr/bin/python3", "-I", "-c", script]), stdin=jail.subprocess.PIPE,
                                   stdout=jail.subprocess.PIPE, stderr=jail.subprocess.DEVNULL)
         self.ready = False
+        self.artifacts = {}
 
 
 def test_a_jail_that_stops_reading_cannot_hang_the_worker():
