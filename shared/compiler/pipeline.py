@@ -5,7 +5,6 @@ run_local and the service's worker both call these two functions; only the cache
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import time
@@ -17,10 +16,11 @@ from .bundle import KernelBundle
 from .cache import Cache
 from .errors import KernelError
 from .frontend import ArgSpec, FrontendResult
-from .runner import BOUNDS, CpuRunner, RunResult, check_bounds  # noqa: F401 (BOUNDS, check_bounds: re-exported)
-from .toolchain import CpuToolchain
+from .runner import BOUNDS, RunResult, check_bounds  # noqa: F401 (BOUNDS, check_bounds: re-exported)
+from . import targets
+from .targets import NAMES
 
-TARGETS = ("cpu", "sim", "npu")
+TARGETS = NAMES  # every target's name, from the registry (targets.py)
 
 
 @dataclass
@@ -35,24 +35,25 @@ class Build:
 class Target:
     """A target's stages, run in this process: frontend (bundle, args, options) -> FrontendResult,
     toolchain (.id, .build(source, kernel_name) -> artifact), runner (.run, CpuRunner's contract).
-    The worker swaps in jailed ones (jail.py). Only `cpu` exists without CANN."""
+    Plug-ins (targets.REGISTRY) set the toolchain and runner; the worker swaps in jailed ones
+    (jail.py) around the same objects."""
+    name: str
+    kernel_types: tuple = ()
+    frontend = staticmethod(frontend.run)
 
-    def __init__(self, name: str):
-        if name not in TARGETS:
-            raise KernelError(f"unknown target '{name}': choose one of {', '.join(TARGETS)}", kind="bad_request")
-        if name != "cpu":
-            raise KernelError(f"target '{name}' needs CANN and bisheng, which this host lacks: use target 'cpu'",
-                              kind="unavailable")
-        self.name = name
-        self.frontend = frontend.run
-        self.toolchain = CpuToolchain()
-        self.runner = CpuRunner()
+    def capabilities(self) -> Dict[str, Any]:
+        """What a worker serving this target says it can do (heartbeat, /v1/targets)."""
+        from importlib.metadata import PackageNotFoundError, version
+        try:
+            pyasc = version("pyasc")
+        except PackageNotFoundError:
+            pyasc = None
+        return {"kernel_types": list(self.kernel_types), "pyasc": pyasc}
 
 
-@functools.lru_cache(maxsize=None)
 def get_target(name: str) -> Target:
     """One Target per name and process, so loaded artifacts are reused."""
-    return Target(name)
+    return targets.load(name)
 
 
 def artifact_key(toolchain_id: str, result: FrontendResult) -> str:

@@ -1,0 +1,40 @@
+"""The target registry: every name a job may ask for, and the plug-in that serves it.
+
+A target pairs a toolchain (Ascend C -> artifact) with a runner (artifact + buffers -> written
+buffers, timings, log), as Triton's backends pair a compiler with a driver. The CLI's choices,
+the API's schema, /v1/targets and the docs all read NAMES. Importing this module imports no
+target (the API server has no pyasc and no CANN); `load` does, and says why a host cannot serve one.
+"""
+from __future__ import annotations
+
+import functools
+from importlib import import_module
+from typing import TYPE_CHECKING, Dict, Tuple
+
+from .errors import KernelError
+
+if TYPE_CHECKING:
+    from .pipeline import Target
+
+# name -> (module:class of its plug-in, what it runs on)
+REGISTRY: Dict[str, Tuple[str, str]] = {
+    "cpu": ("ascrun.compiler.cpu_target:CpuTarget",
+            "the Ascend C pyasc emits, on this host's CPU, against ascrun's Ascend C runtime (no CANN)"),
+    "sim": ("ascrun.compiler.cann:SimTarget", "CANN's camodel simulator (bisheng build, pyasc's launcher)"),
+    "npu": ("ascrun.compiler.cann:NpuTarget", "an Ascend NPU (bisheng build, pyasc's launcher)"),
+}
+NAMES = tuple(REGISTRY)
+
+
+def check_name(name: str) -> str:
+    if name not in REGISTRY:
+        raise KernelError(f"unknown target '{name}': choose one of {', '.join(NAMES)}", kind="bad_request")
+    return name
+
+
+@functools.lru_cache(maxsize=None)
+def load(name: str) -> "Target":
+    """The plug-in for `name`, one per process (so loaded artifacts are reused). KernelError kind
+    unavailable if this host cannot serve it (no CANN, no device), with the reason."""
+    module, _, cls = REGISTRY[check_name(name)][0].partition(":")
+    return getattr(import_module(module), cls)()
