@@ -63,10 +63,11 @@ class AsyncClient:
         return checked(response, accept, method, path)
 
     async def submit(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
-                     timeout: Optional[float] = None, bounds: str = "fault") -> "AsyncLaunchHandle":
+                     timeout: Optional[float] = None, bounds: str = "fault",
+                     soc: Optional[str] = None) -> "AsyncLaunchHandle":
         """Queue `kernel` (uploading the tensors the service lacks) and return its handle."""
         start = time.perf_counter()
-        body, blobs, host = Client._job(kernel, core_num, args, target, timeout, bounds)
+        body, blobs, host = Client._job(kernel, core_num, args, target, timeout, bounds, soc)
         headers = {"Idempotency-Key": uuid.uuid4().hex}
         for _ in range(2):
             response = await self._request("POST", "/v1/jobs", accept=(409,), json=body, params={"wait": "0"},
@@ -82,9 +83,9 @@ class AsyncClient:
                           "immediately? check ASCRUN_BLOB_TTL)", kind="unavailable")
 
     async def launch(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
-                     timeout: Optional[float] = None, bounds: str = "fault") -> LaunchResult:
+                     timeout: Optional[float] = None, bounds: str = "fault", soc: Optional[str] = None) -> LaunchResult:
         """Run `kernel` remotely; the tensors it writes are copied back into the caller's arrays."""
-        handle = await self.submit(kernel, core_num, *args, target=target, timeout=timeout, bounds=bounds)
+        handle = await self.submit(kernel, core_num, *args, target=target, timeout=timeout, bounds=bounds, soc=soc)
         return await handle.result()
 
     async def wait(self, job_id: str, timeout: float) -> Dict[str, Any]:

@@ -20,6 +20,7 @@ from typing import List, Optional
 import httpx
 
 from . import commands
+from .compiler import targets
 
 STOP_GRACE_S = 10
 READY_TIMEOUT_S = 60
@@ -183,7 +184,7 @@ def cmd_worker(opts: argparse.Namespace) -> int:
         print("every stage is contained as designed" if contained else "some stage is NOT contained: see FAIL above")
         return 0 if contained else 1
     from .server.workers.worker import serve
-    serve(opts.target or ["cpu"], Settings.from_env(), burst=opts.burst)
+    serve(opts.target or ["cpu"], Settings.from_env(), burst=opts.burst, socs=opts.soc)
     return 0
 
 
@@ -201,8 +202,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     server.add_argument("--port", type=int, default=8000)
     server.set_defaults(func=cmd_server)
     worker = sub.add_parser("worker", help="run one worker against REDIS_URL")
-    worker.add_argument("--target", action="append", choices=["cpu", "sim", "npu"],
+    worker.add_argument("--target", action="append", choices=targets.NAMES,
                         help="a target to serve (repeatable; default cpu)")
+    worker.add_argument("--soc", action="append", default=[], metavar="SOC",
+                        help="a SOC this worker serves jobs for (repeatable), where its target does not know "
+                             "its device's (cpu: a label, e.g. to stand in for a pool's SOC in tests)")
     worker.add_argument("--burst", action="store_true", help="exit once the queues are empty")
     worker.add_argument("--check-jail", action="store_true",
                         help="probe what each stage's jail can and cannot do, then exit (1 if anything escapes)")

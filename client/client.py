@@ -120,7 +120,8 @@ class Client:
         return self._request("GET", f"/v1/jobs/{job_id}/source").text
 
     @classmethod
-    def _job(cls, kernel: Any, core_num: int, args: Any, target: str, timeout: Optional[float], bounds: str):
+    def _job(cls, kernel: Any, core_num: int, args: Any, target: str, timeout: Optional[float], bounds: str,
+             soc: Optional[str] = None):
         """The submission body, the blobs it refers to, and the caller's arguments."""
         check_bounds(bounds)
         bundle, host = launch_args(kernel, args)
@@ -130,17 +131,20 @@ class Client:
             body["timeout"] = timeout
         if bounds != "fault":  # the default is left out: older services know no "bounds"
             body["bounds"] = bounds
+        if soc is not None:
+            body["soc"] = soc
         return body, blobs, host
 
     def launch(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
-               timeout: Optional[float] = None, bounds: str = "fault") -> LaunchResult:
+               timeout: Optional[float] = None, bounds: str = "fault", soc: Optional[str] = None) -> LaunchResult:
         """Run `kernel` remotely; the tensors it writes are copied back into the caller's arrays.
         A cached launch is one request that waits for the job, then one download per output.
-        `bounds="warn"`: out-of-operand accesses the device performs become `result.warnings`."""
+        `bounds="warn"`: out-of-operand accesses the device performs become `result.warnings`.
+        `soc` (e.g. "Ascend910B1"): only a worker serving that SOC runs it (503 at once if none does)."""
         from .handle import LaunchHandle  # handle.py builds on this module
 
         start = time.perf_counter()
-        body, blobs, host = self._job(kernel, core_num, args, target, timeout, bounds)
+        body, blobs, host = self._job(kernel, core_num, args, target, timeout, bounds, soc)
         record = self._submit(body, blobs, wait=POLL_S)
         # "upload": the client's share of the submission, without the time the job itself took
         worker_s = record["ended_at"] - record["created_at"] if record["status"] in TERMINAL else 0.0
@@ -149,13 +153,14 @@ class Client:
                             max_wait=(timeout or 600) + WAIT_MARGIN_S).result()
 
     def submit(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu", timeout: Optional[float] = None,
-               on_upload: Optional[Callable[[int, int], None]] = None, bounds: str = "fault") -> "LaunchHandle":
+               on_upload: Optional[Callable[[int, int], None]] = None, bounds: str = "fault",
+               soc: Optional[str] = None) -> "LaunchHandle":
         """Queue `kernel` and return its LaunchHandle without waiting for the run, so that many
         launches can be in flight at once. `on_upload(sent, total)` follows the tensor upload."""
         from .handle import LaunchHandle, upload_missing  # handle.py builds on this module
 
         start = time.perf_counter()
-        body, blobs, host = self._job(kernel, core_num, args, target, timeout, bounds)
+        body, blobs, host = self._job(kernel, core_num, args, target, timeout, bounds, soc)
         if on_upload is not None:
             upload_missing(self, blobs, on_upload)
         record = self._submit(body, blobs, wait=0)

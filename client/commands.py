@@ -108,7 +108,7 @@ def cmd_exec(opts: argparse.Namespace) -> int:
     progress = QuietProgress() if opts.json else progress_for(sys.stderr)
     with _client(opts) as client:
         session = RemoteLaunches(client, target=opts.target, timeout=opts.timeout, progress=progress,
-                                 bounds=opts.bounds, echo=True)
+                                 bounds=opts.bounds, echo=True, soc=opts.soc)
         uninstall = install(session, npu_is_host=not opts.no_npu_host)
         try:
             # with --json, stdout carries only ascrun's report: the script's prints go to stderr
@@ -174,7 +174,7 @@ def cmd_launch(opts: argparse.Namespace) -> int:
     progress = QuietProgress() if opts.json else progress_for(sys.stderr, summaries=False)
     with _client(opts) as client:
         session = RemoteLaunches(client, target=opts.target or "cpu", timeout=opts.timeout, progress=progress,
-                                 bounds=opts.bounds, echo=not opts.json)
+                                 bounds=opts.bounds, echo=not opts.json, soc=opts.soc)
         uninstall = install(session)
         try:
             kernel = _load_kernel(opts.kernel)
@@ -260,8 +260,22 @@ def cmd_show(opts: argparse.Namespace) -> int:
 def cmd_targets(opts: argparse.Namespace) -> int:
     with _client(opts) as client:
         targets = client._request("GET", "/v1/targets").json()["targets"]
-    _emit(opts, {"targets": targets}, "\n".join(f"{t['name']:4} {t['workers']} worker(s)" for t in targets))
+    _emit(opts, {"targets": targets}, "\n".join(targets_table(targets)))
     return EXIT_OK
+
+
+def targets_table(targets: List[Dict[str, Any]]) -> List[str]:
+    """The live pool: a line per target (workers, by SOC, queue), a line per live worker."""
+    lines = [f"{'target':8} {'workers':>7}  {'queued':>6}  {'oldest':>7}  socs"]
+    for t in targets:
+        oldest = "-" if t["oldest_queued_s"] is None else f"{t['oldest_queued_s']:.1f}s"
+        socs = ", ".join(f"{soc} ({n})" for soc, n in sorted(t["socs"].items())) or "-"
+        lines.append(f"{t['name']:8} {t['workers']:>7}  {t['queued']:>6}  {oldest:>7}  {socs}")
+        for w in t["live"]:
+            lines.append(f"  {w['name']}: socs {', '.join(w['socs']) or '-'}; kernel types "
+                         f"{', '.join(w['kernel_types']) or '-'}; cores {w.get('cores') or '-'}; "
+                         f"pyasc {w.get('pyasc') or '-'}; CANN {w.get('cann') or '-'}")
+    return lines
 
 
 # -- the parsers ---------------------------------------------------------------------------------
@@ -276,6 +290,8 @@ def add_parsers(sub: Any) -> None:
     launching.add_argument("--target", choices=TARGETS,
                            help="run every launch here (exec's default: from the script's backend, cpu while the "
                                 "pool has no sim/npu worker; launch's: cpu)")
+    launching.add_argument("--soc", help="run every launch on a worker serving this SOC, e.g. Ascend910B1 (exec's "
+                                         "default on sim/npu: the script's config.set_platform SOC, its -v)")
     launching.add_argument("--timeout", type=float, help="seconds a job may run (default: the service's)")
     launching.add_argument("--bounds", choices=BOUNDS, default="fault",
                            help="fault (default): an access out of its operand fails the launch; warn: one the device "
@@ -306,7 +322,7 @@ def add_parsers(sub: Any) -> None:
     show = add("show", cmd_show, "a job's status, timings, cache, warnings, error and what the kernel printed")
     show.add_argument("job", metavar="JOB")
     show.add_argument("--source", action="store_true", help="print the Ascend C that pyasc generated instead")
-    add("targets", cmd_targets, "the targets and how many workers serve each")
+    add("targets", cmd_targets, "the live pool: workers per target and SOC, what they run, queue depth")
 
 
 def run(opts: argparse.Namespace) -> int:

@@ -32,6 +32,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--ascrun-target", default=None, choices=TARGETS,
                     help="target of every launch (default: from each test's backend, cpu while the pool has "
                          "no sim/npu worker)")
+    group.addoption("--ascrun-soc", default=None,
+                    help="SOC of every launch (default: on sim/npu, each test's config.set_platform SOC)")
     group.addoption("--ascrun-token", default=os.environ.get("ASCRUN_TOKEN"),
                     help="bearer token (default: $ASCRUN_TOKEN)")
     group.addoption("--ascrun-bounds", default="fault", choices=BOUNDS,
@@ -47,17 +49,19 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     if options.ascrun_url:
         early_config.pluginmanager.register(AscrunPool(options.ascrun_url, options.ascrun_token,
                                                        options.ascrun_target, options.ascrun_bounds,
-                                                       npu_is_host=not options.ascrun_no_npu_host), "ascrun-pool")
+                                                       npu_is_host=not options.ascrun_no_npu_host,
+                                                       soc=options.ascrun_soc), "ascrun-pool")
 
 
 class AscrunPool:
 
     def __init__(self, url: str, token: str | None, target: str | None, bounds: str = "fault",
-                 npu_is_host: bool = True):
+                 npu_is_host: bool = True, soc: str | None = None):
         self.url = url
         self.client = Client(url, token=token)
         self.notices: List[str] = []
-        self.launches = RemoteLaunches(self.client, target=target, notice=self.notices.append, bounds=bounds)
+        self.launches = RemoteLaunches(self.client, target=target, notice=self.notices.append, bounds=bounds,
+                                       soc=soc)
         self._uninstall = install(self.launches, npu_is_host=npu_is_host)
         self._reported = 0
 

@@ -121,8 +121,9 @@ class RemoteLaunches:
 
     def __init__(self, client: Client, target: Optional[str] = None, timeout: Optional[float] = None,
                  progress: Any = None, notice: Optional[Callable[[str], None]] = None, bounds: str = "fault",
-                 echo: bool = False):
+                 echo: bool = False, soc: Optional[str] = None):
         self.client, self.forced_target, self.timeout = client, target, timeout
+        self.forced_soc = soc
         self.bounds, self.echo = bounds, echo
         self.progress = progress or QuietProgress()
         self.notice = notice or (lambda message: print(message, file=sys.stderr))
@@ -160,6 +161,13 @@ class RemoteLaunches:
                         "running on 'cpu' (--target chooses)")
         return "cpu"
 
+    def soc(self, target: str) -> Optional[str]:
+        """The SOC a launch asks for: the one given (--soc), else, on a CANN target, the script's
+        `config.set_platform` SOC (its `-v`); cpu runs stand in for any SOC."""
+        if self.forced_soc:
+            return self.forced_soc
+        return self.platform if target != "cpu" else None
+
     def launcher(self, kernel: Any, launch: Any) -> Callable[..., LaunchResult]:
         """`kernel[core_num]` or `kernel[core_num, stream]`."""
         core_num = launch[0] if isinstance(launch, tuple) else launch
@@ -173,7 +181,8 @@ class RemoteLaunches:
         self.progress.begin(f"{launch.kernel} x{core_num} on {launch.target}")
         try:
             handle = self.client.submit(kernel, core_num, *bound.args, target=launch.target, timeout=self.timeout,
-                                        on_upload=self.progress.on_upload, bounds=self.bounds)
+                                        on_upload=self.progress.on_upload, bounds=self.bounds,
+                                        soc=self.soc(launch.target))
             launch.job_id = handle.id
             launch.result = handle.result(on_status=self.progress.on_status)
             return launch.result

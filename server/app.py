@@ -31,10 +31,12 @@ from ..compiler.errors import BundleRejected
 from ..compiler import structs
 from ..compiler.errors import KernelError
 from ..compiler.frontend import constexpr_params, param_names
+from ..compiler import targets as target_registry
 from ..compiler.pipeline import TARGETS
 from . import store as keys
 from .ended import EndedJobs
-from .models import ErrorResponse, Health, JobList, JobRequest, JobResult, MissingBlobs, MissingBlobsRequest
+from .models import (ErrorResponse, Health, JobList, JobRequest, JobResult, MissingBlobs, MissingBlobsRequest,
+                     Targets)
 from .settings import Settings
 from .store import JOB_FUNCTION, TERMINAL, JobStore, merge_record
 from .tenants import Tenant, Tenants
@@ -153,17 +155,25 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
     def workers_for(target: str) -> int:
         return keys.live_workers(sync_redis, target)
 
-    served_until: dict = {}  # target -> until when a live worker is taken as given
+    served_until: dict = {}  # (target, soc) -> until when a live worker is taken as given
 
-    def served(target: str) -> bool:
-        """Whether a live worker serves `target`. A yes holds for SERVED_FOR_S: a round trip fewer
-        per launch; a job that comes to a pool whose last worker died just then waits in its queue."""
-        if served_until.get(target, 0.0) > time.monotonic():
+    def served(target: str, soc: Optional[str]) -> bool:
+        """Whether a live worker serves `target` (and `soc`). A yes holds for SERVED_FOR_S: a round
+        trip fewer per launch; a job that comes to a pool whose last worker died just then waits."""
+        if served_until.get((target, soc), 0.0) > time.monotonic():
             return True
-        if workers_for(target) == 0:
+        if keys.live_workers(sync_redis, target, soc) == 0:
             return False
-        served_until[target] = time.monotonic() + SERVED_FOR_S
+        served_until[(target, soc)] = time.monotonic() + SERVED_FOR_S
         return True
+
+    def unserved(target: str, soc: Optional[str]) -> ApiError:
+        """503 at once: a job nobody serves never waits in a queue nobody reads."""
+        if soc is None:
+            return ApiError(503, "unavailable", f"no worker serves target '{target}' right now")
+        socs = sorted({s for said in keys.live_capabilities(sync_redis, target).values() for s in said.get("socs", [])})
+        return ApiError(503, "unavailable", f"no worker serves SOC '{soc}' on target '{target}' right now; served: "
+                                            f"{', '.join(socs) if socs else 'none'}", served=socs)
 
     def own_job(job_id: str, who: Tenant) -> dict:
         record = jobs.get(job_id)
@@ -177,9 +187,21 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
         return {"status": "ok", "redis": "ok", "workers": {t: workers_for(t) for t in TARGETS},
                 "open_mode": tenants.open_mode}
 
-    @app.get("/v1/targets", tags=["service"])
+    @app.get("/v1/targets", response_model=Targets, tags=["service"])
     def targets(who: Tenant = Depends(tenant)):
-        return {"targets": [{"name": t, "workers": workers_for(t)} for t in TARGETS]}
+        """The live pool: each target's workers, by SOC, with what they said they can do, and its queue."""
+        answer = []
+        for name in TARGETS:
+            live = keys.live_capabilities(sync_redis, name)
+            depth, oldest = keys.queue_depth(sync_redis, name)
+            socs: dict = {}
+            for said in live.values():
+                for soc in said.get("socs", []):
+                    socs[soc] = socs.get(soc, 0) + 1
+            answer.append({"name": name, "description": target_registry.REGISTRY[name][1], "workers": len(live),
+                           "socs": socs, "queued": depth, "oldest_queued_s": oldest,
+                           "live": [dict(said, name=worker) for worker, said in sorted(live.items())]})
+        return {"targets": answer}
 
     @app.post("/v1/blobs/missing", response_model=MissingBlobs, tags=["blobs"])
     def missing_blobs(body: MissingBlobsRequest, who: Tenant = Depends(tenant)):
@@ -314,9 +336,9 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
         if timeout > settings.max_job_timeout_s:
             raise ApiError(400, "bad_request", f"timeout {timeout:g} s exceeds the limit of "
                                                f"{settings.max_job_timeout_s} s")
-        if not served(body.target):
-            raise ApiError(503, "unavailable", f"no worker serves target '{body.target}' right now")
-        record = {"id": job_id, "status": "queued", "tenant": who.name, "target": body.target,
+        if not served(body.target, body.soc):
+            raise unserved(body.target, body.soc)
+        record = {"id": job_id, "status": "queued", "tenant": who.name, "target": body.target, "soc": body.soc,
                   "core_num": body.core_num, "kernel": bundle.entry, "bounds": body.bounds, "created_at": time.time()}
         spec = {"tenant": who.name, "bundle": bundle.to_json(), "core_num": body.core_num, "target": body.target,
                 "args": [a.model_dump(exclude_none=True) for a in body.args], "options": body.options,
@@ -336,12 +358,14 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
                 raise refusal(verdict, value, who.limits)
             # RQ's job and the queue's name in one transaction; if this server dies before it, the
             # reaper fails the stored job (store.reap_unqueued)
-            queue = Queue(keys.queue_name(body.target, who.name), connection=sync_redis, serializer=JSONSerializer)
+            queue = Queue(keys.queue_name(body.target, who.name, body.soc), connection=sync_redis,
+                          serializer=JSONSerializer)
             with sync_redis.pipeline() as pipe:
                 queue.enqueue_call(JOB_FUNCTION, args=(job_id,), job_id=job_id,  # first: RQ starts the MULTI
                                    timeout=int(math.ceil(timeout)) + RQ_TIMEOUT_MARGIN_S,
                                    result_ttl=settings.result_ttl_s, failure_ttl=settings.result_ttl_s, pipeline=pipe)
-                pipe.sadd(keys.queues_key(body.target), queue.name)
+                pipe.sadd(keys.queues_key(body.target, body.soc), queue.name)
+                pipe.sadd(keys.queue_socs_key(body.target), body.soc or keys.ANY_SOC)
                 pipe.execute()
             return record
 

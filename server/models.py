@@ -15,6 +15,7 @@ from ..compiler.pipeline import BOUNDS, TARGETS
 from .store import INLINE_BYTES
 
 Digest = str  # lowercase hex sha256
+SOC_PATTERN = r"^[A-Za-z0-9_.]{1,64}$"
 TENSOR_DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
                  "float32", "float64")
 SCALAR_DTYPES = ("int", "float", "bool", "str") + TENSOR_DTYPES
@@ -138,6 +139,8 @@ class JobRequest(Strict):
     bundle: Bundle
     core_num: int = Field(ge=1, le=65535)
     target: Literal[TARGETS] = "cpu"  # type: ignore[valid-type]
+    soc: Optional[str] = Field(default=None, pattern=SOC_PATTERN, description=(
+        "the SOC to run on (e.g. Ascend910B1): only workers serving it take the job; none: any worker of the target"))
     args: List[LaunchArg] = Field(max_length=1024)
     options: Dict[str, Union[bool, int, float, str, None]] = {}
     timeout: Optional[float] = Field(default=None, gt=0)
@@ -150,6 +153,7 @@ class ErrorInfo(BaseModel):
     kind: str
     message: str
     missing: Optional[List[Digest]] = None  # kind "missing_blobs": the blobs to upload first
+    served: Optional[List[str]] = None  # a job for a SOC no live worker serves: the SOCs that are
 
 
 class OutputRef(BaseModel):
@@ -167,6 +171,7 @@ class JobResult(BaseModel):
     status: Literal["queued", "started", "finished", "failed", "timed_out"]
     tenant: str
     target: str
+    soc: Optional[str] = None
     core_num: int
     kernel: str
     bounds: str = "fault"
@@ -200,6 +205,30 @@ class Health(BaseModel):
     redis: str
     workers: Dict[str, int]
     open_mode: bool  # true: no tokens are configured, anyone may use the service
+
+
+class TargetWorker(BaseModel):
+    """A live worker of a target, as its heartbeat describes it (Target.capabilities)."""
+    name: str
+    socs: List[str] = []
+    kernel_types: List[str] = []
+    pyasc: Optional[str] = None
+    cann: Optional[str] = None
+    cores: Optional[int] = None
+
+
+class TargetState(BaseModel):
+    name: str
+    description: str
+    workers: int
+    socs: Dict[str, int]  # SOC -> its live workers
+    queued: int  # jobs waiting in the target's queues
+    oldest_queued_s: Optional[float]  # how long the oldest of them has waited
+    live: List[TargetWorker]
+
+
+class Targets(BaseModel):
+    targets: List[TargetState]
 
 
 class ErrorResponse(BaseModel):

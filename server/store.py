@@ -17,8 +17,10 @@ Keys (all under "ascrun:"):
   tenant:<t>:active        hash job id -> tensor bytes of the tenant's queued + running jobs
   tenant:<t>:rate:<minute> launches in that minute
   idem:<t>:<key>           "<job id> <request digest>" of a submission's Idempotency-Key
-  queues:<target>          set of the target's queue names (one per tenant that ever submitted to it)
-  workers:<target>         sorted set worker name -> time of its last heartbeat (live: within WORKER_TTL_S)
+  queues:<target>:<soc>    set of the queue names of the target and SOC ("any": jobs naming none),
+                           one per tenant that ever submitted to it; queue-socs:<target> their SOCs
+  workers:<target>[:<soc>] sorted set worker name -> time of its last heartbeat (live: within WORKER_TTL_S)
+  worker:<name>            what a live worker serves: target -> capabilities (socs, cores, versions)
   frontend-<key>, artifact-<key>   the pipeline caches, shared by every worker
 Channel done:<id> carries a job's terminal record when it reaches it.
 """
@@ -155,41 +157,83 @@ def blob_sizes(connection: redis.Redis, tenant: str, digests: Sequence[str]) -> 
         return [None if raw is None else int(raw) for raw in pipe.execute()]
 
 
-def queue_name(target: str, tenant: str) -> str:
-    """One RQ queue per target and tenant: a worker dequeues round-robin across tenants, so one
-    tenant's burst never delays another's job."""
-    return f"ascrun-{target}-{tenant}"
+ANY_SOC = "any"  # the queues of jobs that name no SOC: every worker of the target serves them
 
 
-def queues_key(target: str) -> str:
-    """The set of `target`'s queue names: the API adds a tenant's on its first submission, workers
-    read it before each dequeue."""
-    return f"{PREFIX}queues:{target}"
+def queue_name(target: str, tenant: str, soc: Optional[str] = None) -> str:
+    """One RQ queue per target, SOC and tenant: a worker dequeues round-robin across tenants, so
+    one tenant's burst never delays another's job, and only from the SOCs it serves."""
+    return f"ascrun-{target}-{soc or ANY_SOC}-{tenant}"
 
 
-def workers_key(target: str) -> str:
-    return f"{PREFIX}workers:{target}"
+def queues_key(target: str, soc: Optional[str] = None) -> str:
+    """The set of the queue names of `target` and `soc`: the API adds a tenant's on its first
+    submission, workers read it every QUEUE_REFRESH_S."""
+    return f"{PREFIX}queues:{target}:{soc or ANY_SOC}"
 
 
-def worker_beat(connection: redis.Redis, targets, name: str) -> None:
-    """A worker's heartbeat (every WORKER_BEAT_S) for each target it serves."""
+def queue_socs_key(target: str) -> str:
+    """The SOCs (ANY_SOC included) that `target` has queues for."""
+    return f"{PREFIX}queue-socs:{target}"
+
+
+def workers_key(target: str, soc: Optional[str] = None) -> str:
+    return f"{PREFIX}workers:{target}" + (f":{soc}" if soc else "")
+
+
+def capabilities_key(name: str) -> str:
+    return f"{PREFIX}worker:{name}"
+
+
+def worker_beat(connection: redis.Redis, served: Dict[str, Dict[str, Any]], name: str) -> None:
+    """A worker's heartbeat (every WORKER_BEAT_S): it is live for each target it serves, and for
+    each SOC of those; what it can do (target -> capabilities, "socs" among them) lives as long."""
     now = time.time()
     with connection.pipeline() as pipe:
-        for target in targets:
+        for target, capabilities in served.items():
             pipe.zadd(workers_key(target), {name: now})
+            for soc in capabilities.get("socs", []):
+                pipe.zadd(workers_key(target, soc), {name: now})
+        pipe.set(capabilities_key(name), json.dumps(served), ex=int(math.ceil(WORKER_TTL_S)))
         pipe.execute()
 
 
-def worker_gone(connection: redis.Redis, targets, name: str) -> None:
+def worker_gone(connection: redis.Redis, served: Dict[str, Dict[str, Any]], name: str) -> None:
     with connection.pipeline() as pipe:
-        for target in targets:
+        for target, capabilities in served.items():
             pipe.zrem(workers_key(target), name)
+            for soc in capabilities.get("socs", []):
+                pipe.zrem(workers_key(target, soc), name)
+        pipe.delete(capabilities_key(name))
         pipe.execute()
 
 
-def live_workers(connection: redis.Redis, target: str) -> int:
-    """Workers of `target` that beat within WORKER_TTL_S (a killed worker drops out by itself)."""
-    return connection.zcount(workers_key(target), time.time() - WORKER_TTL_S, "+inf")
+def live_workers(connection: redis.Redis, target: str, soc: Optional[str] = None) -> int:
+    """Workers of `target` (and `soc`) that beat within WORKER_TTL_S (a killed worker drops out by itself)."""
+    return connection.zcount(workers_key(target, soc), time.time() - WORKER_TTL_S, "+inf")
+
+
+def live_capabilities(connection: redis.Redis, target: str) -> Dict[str, Dict[str, Any]]:
+    """Worker name -> what it said it can do for `target`, for its live workers."""
+    names = [n.decode() for n in connection.zrangebyscore(workers_key(target), time.time() - WORKER_TTL_S, "+inf")]
+    said = connection.mget([capabilities_key(n) for n in names]) if names else []
+    return {name: json.loads(raw).get(target, {}) for name, raw in zip(names, said) if raw is not None}
+
+
+def queue_depth(connection: redis.Redis, target: str) -> Tuple[int, Optional[float]]:
+    """Jobs waiting in `target`'s queues, and how long the oldest of those at their heads has waited (s)."""
+    socs = [s.decode() for s in connection.smembers(queue_socs_key(target))]
+    names = sorted(connection.sunion([queues_key(target, soc) for soc in socs])) if socs else []
+    with connection.pipeline(transaction=False) as pipe:
+        for name in names:
+            pipe.llen(Queue.redis_queue_namespace_prefix + name.decode())
+            pipe.lindex(Queue.redis_queue_namespace_prefix + name.decode(), 0)
+        answers = pipe.execute()
+    depth = sum(answers[0::2])
+    heads = [h.decode() for h in answers[1::2] if h is not None]
+    records = connection.mget([job_key(h) for h in heads]) if heads else []
+    created = [json.loads(r)["created_at"] for r in records if r is not None]
+    return depth, (time.time() - min(created)) if created else None
 
 
 def merge_record(record: Optional[bytes], final: Optional[bytes]) -> Optional[Dict[str, Any]]:

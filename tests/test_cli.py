@@ -68,7 +68,10 @@ def test_launch_then_jobs_and_show_report_the_job(service, inputs):
 
 
 def test_targets(service):
-    assert ascrun("targets", "--url", service.url).stdout.splitlines()[0] == "cpu  2 worker(s)"
+    table = ascrun("targets", "--url", service.url).stdout.splitlines()
+    assert [line.split()[:3] for line in table if not line.startswith(" ")] == [
+        ["target", "workers", "queued"], ["cpu", "2", "0"], ["sim", "0", "0"], ["npu", "0", "0"]]
+    assert sum(line.startswith("  ascrun-") for line in table) == 2  # a line per live cpu worker
     targets = json.loads(ascrun("targets", "--json", "--url", service.url).stdout)["targets"]
     assert {t["name"]: t["workers"] for t in targets} == {"cpu": 2, "sim": 0, "npu": 0}
 

@@ -6,12 +6,13 @@ The frontend's zygote is started (pyasc warmed in its jail) before the first job
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import socket
 import threading
 import time
-from typing import Sequence
+from typing import Dict, Sequence
 
 import redis
 from rq import Queue
@@ -19,6 +20,7 @@ from rq.serializers import JSONSerializer
 from rq.utils import now as utcnow
 from rq.worker import RoundRobinWorker, WorkerStatus
 
+from ...compiler import pipeline
 from ..settings import Settings
 from ..store import WORKER_BEAT_S, queue_name, queues_key, worker_beat, worker_gone
 from . import job
@@ -37,15 +39,16 @@ class AscrunWorker(RoundRobinWorker):
     _suspension_checked = float("-inf")
     _queues_read = float("-inf")
 
-    def __init__(self, targets: Sequence[str], *args, **kwargs):
-        self.targets = list(targets)
+    def __init__(self, served: Dict[str, Dict], *args, **kwargs):
+        self.served = served  # target -> its capabilities, "socs" among them
         super().__init__(self._queue_names(kwargs["connection"]), *args, **kwargs)
 
     def _queue_names(self, connection: redis.Redis) -> list:
-        names = set()
-        for target in self.targets:
-            names.update(n.decode() for n in connection.smembers(queues_key(target)))
-        return sorted(names) or [queue_name(self.targets[0], "open")]
+        """The queues of jobs for the targets served, naming no SOC or one of the SOCs served."""
+        keys = [queues_key(target, soc) for target, capabilities in self.served.items()
+                for soc in [None, *capabilities.get("socs", [])]]
+        names = {n.decode() for n in connection.sunion(keys)}
+        return sorted(names) or [queue_name(next(iter(self.served)), "open")]
 
     def heartbeat(self, timeout=None, pipeline=None):
         """RQ beats before and after each job, two round trips each time: on the cached path that
@@ -105,20 +108,29 @@ def _wait_for_redis(connection: redis.Redis) -> None:
             delay = min(delay * 2, REDIS_RETRY_MAX_S)
 
 
-def serve(targets: Sequence[str], settings: Settings, burst: bool = False, name: str | None = None) -> None:
+def capabilities(target: str, socs: Sequence[str]) -> Dict:
+    """What this worker says it can do for `target`: the target's own capabilities; its SOCs are
+    the device's where the target knows them (CANN), else the operator's --soc labels."""
+    said = pipeline.get_target(target).capabilities()
+    return dict(said, socs=sorted(said.get("socs") or set(socs)))
+
+
+def serve(targets: Sequence[str], settings: Settings, burst: bool = False, name: str | None = None,
+          socs: Sequence[str] = ()) -> None:
     jailed = [job.jailed_target(target) for target in targets]  # fails now, not per job, if a toolchain is missing
     for target in jailed:
         target.frontend.start()
         target.toolchain.toolchain.read_only_paths()  # the prebuilt runtime, built once by the broker
+    served = {target: capabilities(target, socs) for target in targets}
     connection = redis.Redis.from_url(settings.redis_url)
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     name = name or f"ascrun-{socket.gethostname()}-{os.getpid()}"
-    stop_beating = _start_heartbeat(redis.Redis.from_url(settings.redis_url), targets, name)
-    logging.getLogger("ascrun.worker").info("worker %s serves %s", name, ", ".join(targets))
+    stop_beating = _start_heartbeat(redis.Redis.from_url(settings.redis_url), served, name)
+    logging.getLogger("ascrun.worker").info("worker %s serves %s", name, json.dumps(served))
     try:
         while True:
-            worker = AscrunWorker(targets, connection=connection, serializer=JSONSerializer, name=name)
+            worker = AscrunWorker(served, connection=connection, serializer=JSONSerializer, name=name)
             try:
                 # RQ's INFO is three lines a job; the API's records tell what each job did
                 worker.work(burst=burst, with_scheduler=False, logging_level="WARNING")
@@ -136,15 +148,15 @@ def serve(targets: Sequence[str], settings: Settings, burst: bool = False, name:
             target.close()
 
 
-def _start_heartbeat(connection: redis.Redis, targets: Sequence[str], name: str):
-    """Say every WORKER_BEAT_S that this worker serves `targets` (store.live_workers counts it);
+def _start_heartbeat(connection: redis.Redis, served: Dict[str, Dict], name: str):
+    """Say every WORKER_BEAT_S what this worker serves (store.live_workers counts it);
     returns the function that stops beating and deregisters."""
     done = threading.Event()
 
     def beat():
         while not done.is_set():
             try:
-                worker_beat(connection, targets, name)
+                worker_beat(connection, served, name)
             except redis.RedisError:
                 pass  # Redis is down: nobody can count us anyway
             done.wait(WORKER_BEAT_S)
@@ -156,7 +168,7 @@ def _start_heartbeat(connection: redis.Redis, targets: Sequence[str], name: str)
         done.set()
         thread.join()
         try:
-            worker_gone(connection, targets, name)
+            worker_gone(connection, served, name)
         except redis.RedisError:
             pass
     return stop

@@ -1,0 +1,109 @@
+"""Routing by SOC, with real cpu workers that advertise SOCs (--soc): a job naming a SOC runs only
+on a worker serving it, one naming none on any, one naming a SOC nobody serves is refused at
+once; /v1/targets and `ascrun targets` show the live pool, and a dead worker leaves it."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import httpx
+import numpy as np
+import pytest
+
+import ascrun
+import ops
+from ascrun.server import store
+from conftest import Service, start_redis
+
+SOC = "Ascend910B1"
+
+
+@pytest.fixture(scope="module")
+def pool(tmp_path_factory):
+    """Its own Redis: a job left waiting for a SOC nobody serves must not weigh on other tests."""
+    proc, url = start_redis(tmp_path_factory.mktemp("redis"))
+    svc = Service(url)
+    me = [sys.executable, "-m", "ascrun.cli", "worker"]
+    svc.plain = svc.stack.start(me, svc.env)
+    svc.soc_worker = svc.stack.start(me + ["--soc", SOC], svc.env)
+    svc.wait_for_workers(2)
+    yield svc
+    svc.stop()
+    proc.terminate()
+    proc.wait(10)
+
+
+def _launch(pool, soc=None):
+    x = np.random.default_rng(3).random(64, dtype=np.float32)
+    z = np.zeros_like(x)
+    with ascrun.Client(pool.url, retries=0) as client:
+        result = client.launch(ops.spin_kernel, 1, x, z, 1, soc=soc)
+        record = client._request("GET", f"/v1/jobs/{result.job_id}").json()
+    np.testing.assert_array_equal(z, x + 1)
+    return record
+
+
+def _targets(pool):
+    return {t["name"]: t for t in httpx.get(f"{pool.url}/v1/targets").json()["targets"]}
+
+
+def test_a_job_naming_a_soc_runs_on_a_worker_serving_it(pool):
+    for _ in range(4):  # the plain worker would take about half of them if it could
+        record = _launch(pool, SOC)
+        assert record["soc"] == SOC and record["worker"].endswith(f"-{pool.soc_worker.pid}")
+
+
+def test_a_job_naming_no_soc_runs_on_any_worker(pool):
+    workers = {_launch(pool)["worker"] for _ in range(12)}
+    assert workers <= {f"ascrun-{os.uname().nodename}-{p.pid}" for p in (pool.plain, pool.soc_worker)}
+    assert _launch(pool)["soc"] is None
+
+
+def test_a_soc_nobody_serves_is_refused_at_once_naming_the_served_ones(pool):
+    with ascrun.Client(pool.url, retries=0) as client, pytest.raises(ascrun.KernelError) as e:
+        client.launch(ops.spin_kernel, 1, np.zeros(64, np.float32), np.zeros(64, np.float32), 1, soc="Ascend310P3")
+    assert e.value.kind == "unavailable"
+    assert str(e.value) == f"no worker serves SOC 'Ascend310P3' on target 'cpu' right now; served: {SOC}"
+    answer = httpx.post(f"{pool.url}/v1/jobs", json={"bundle": {}, "core_num": 1, "args": [], "soc": "bad soc"})
+    assert answer.status_code == 422 and "soc" in answer.json()["error"]["message"]
+
+
+def test_targets_show_the_live_pool_and_its_queue(pool):
+    cpu = _targets(pool)["cpu"]
+    assert cpu["workers"] == 2 and cpu["socs"] == {SOC: 1}
+    assert sorted(w["socs"] for w in cpu["live"]) == [[], [SOC]]
+    assert all(w["kernel_types"] == ["AIV_ONLY"] and w["pyasc"] == "1.1.1" for w in cpu["live"])
+    assert _targets(pool)["sim"] == {"name": "sim", "description": "CANN's camodel simulator (bisheng build, "
+                                     "pyasc's launcher)", "workers": 0, "socs": {}, "queued": 0,
+                                     "oldest_queued_s": None, "live": []}
+    # a job for a SOC that only a heartbeat (no worker) claims waits in its queue: depth and age show it
+    connection = __import__("redis").Redis.from_url(pool.env["REDIS_URL"])
+    store.worker_beat(connection, {"cpu": {"socs": ["Ghost1"]}}, "test-ghost-worker")
+    try:
+        with ascrun.Client(pool.url, retries=0) as client:
+            client.submit(ops.spin_kernel, 1, np.zeros(64, np.float32), np.zeros(64, np.float32), 1, soc="Ghost1")
+        time.sleep(0.5)
+        cpu = _targets(pool)["cpu"]
+        assert cpu["queued"] == 1 and cpu["oldest_queued_s"] >= 0.5
+        table = subprocess.run([sys.executable, "-m", "ascrun.cli", "targets", "--url", pool.url],
+                               capture_output=True, text=True, check=True).stdout.splitlines()
+        assert table[0].split() == ["target", "workers", "queued", "oldest", "socs"]
+        assert table[1].split()[:3] == ["cpu", "3", "1"] and table[1].endswith(f"{SOC} (1), Ghost1 (1)")
+        assert any(line.strip().startswith(f"ascrun-{os.uname().nodename}-{pool.soc_worker.pid}: socs {SOC};")
+                   for line in table)
+    finally:
+        store.worker_gone(connection, {"cpu": {"socs": ["Ghost1"]}}, "test-ghost-worker")
+
+
+def test_a_dead_worker_leaves_the_pool_and_its_soc_within_seconds(pool):
+    os.killpg(pool.soc_worker.pid, signal.SIGKILL)
+    pool.soc_worker.wait()
+    deadline = time.monotonic() + 3 * store.WORKER_TTL_S
+    while _targets(pool)["cpu"]["socs"] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    cpu = _targets(pool)["cpu"]
+    assert cpu["socs"] == {} and cpu["workers"] == 1
+    with ascrun.Client(pool.url, retries=0) as client, pytest.raises(ascrun.KernelError) as e:
+        client.launch(ops.spin_kernel, 1, np.zeros(64, np.float32), np.zeros(64, np.float32), 1, soc=SOC)
+    assert str(e.value) == f"no worker serves SOC '{SOC}' on target 'cpu' right now; served: none"
