@@ -129,3 +129,15 @@ def test_compare_with_a_target_no_worker_serves_names_the_comparison_run(service
         client.launch(ops.binary_kernel, 1, x, x, np.zeros_like(x), 1024, "add", compare="sim")
     assert (error.value.kind, str(error.value)) == (
         "unavailable", "the comparison run on 'sim' failed: no worker serves target 'sim' right now")
+
+
+def test_launch_command_compare_reports_in_its_json(service, tmp_path):
+    x, y = _xy(1024)
+    for name, array in (("x", x), ("y", y), ("z", np.zeros_like(x))):
+        np.save(tmp_path / f"{name}.npy", array)
+    out = run_ascrun("launch", "--json", "--compare", "cpu", "--url", service.url,
+                     f"{ops.__file__}::binary_kernel", "--cores", 1, *[f"--arg={n}=@{tmp_path / n}.npy" for n in "xyz"],
+                     "--arg", "n=1024", "--arg", "op=mul", "--out", f"z={tmp_path / 'out.npy'}")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["comparison"]["matches"] is True
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), x * y)
