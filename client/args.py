@@ -21,9 +21,16 @@ class HostArgs:
     callers: Dict[str, Any] = field(default_factory=dict)  # tensor name -> the caller's own object
     structs: Dict[str, structs.StructDef] = field(default_factory=dict)  # the Struct arguments' classes
 
+    def detached(self) -> "HostArgs":
+        """These arguments, writing back nowhere: for a run whose outputs are only compared."""
+        return HostArgs(self.specs, self.values, callers={}, structs=self.structs)
+
     def write_back(self, name: str, data: np.ndarray) -> None:
-        """Put `data` into the caller's tensor `name` in place (a no-op when it is the same memory)."""
-        target = self.callers[name]
+        """Put `data` into the caller's tensor `name` in place (a no-op when it is the same memory,
+        or when these arguments are detached)."""
+        target = self.callers.get(name)
+        if target is None:
+            return
         if _is_torch_tensor(target):
             import torch
             source = torch.from_numpy(np.ascontiguousarray(data).reshape(tuple(target.shape)))

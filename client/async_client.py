@@ -15,9 +15,9 @@ import httpx
 import tenacity
 
 from .args import HostArgs
-from .client import DEFAULT_URL, WAIT_MARGIN_S, Client
+from .client import DEFAULT_URL, WAIT_MARGIN_S, Client, compared_on
 from .compiler.errors import KernelError
-from .handle import QueuedLaunch, Upload, inline_outputs
+from .handle import QueuedLaunch, Upload, inline_outputs, second_run
 
 
 class AsyncUpload:
@@ -64,10 +64,20 @@ class AsyncClient:
 
     async def submit(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
                      timeout: Optional[float] = None, bounds: str = "fault",
-                     soc: Optional[str] = None) -> "AsyncLaunchHandle":
-        """Queue `kernel` (uploading the tensors the service lacks) and return its handle."""
+                     soc: Optional[str] = None, compare: Optional[str] = None) -> "AsyncLaunchHandle":
+        """Queue `kernel` (uploading the tensors the service lacks) and return its handle;
+        `compare`: queue it on that target too, as Client.launch does."""
         start = time.perf_counter()
         body, blobs, host = Client._job(kernel, core_num, args, target, timeout, bounds, soc)
+        handle = await self._queue(body, blobs, host, start, timeout)
+        if compare is not None:
+            with second_run(compare):
+                handle.against = await self._queue(compared_on(body, compare), blobs, host.detached(), start,
+                                                   timeout)
+        return handle
+
+    async def _queue(self, body: Dict[str, Any], blobs: Dict[str, bytes], host: HostArgs, start: float,
+                     timeout: Optional[float]) -> "AsyncLaunchHandle":
         headers = {"Idempotency-Key": uuid.uuid4().hex}
         for _ in range(2):
             response = await self._request("POST", "/v1/jobs", accept=(409,), json=body, params={"wait": "0"},
@@ -83,9 +93,12 @@ class AsyncClient:
                           "immediately? check ASCRUN_BLOB_TTL)", kind="unavailable")
 
     async def launch(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
-                     timeout: Optional[float] = None, bounds: str = "fault", soc: Optional[str] = None) -> LaunchResult:
-        """Run `kernel` remotely; the tensors it writes are copied back into the caller's arrays."""
-        handle = await self.submit(kernel, core_num, *args, target=target, timeout=timeout, bounds=bounds, soc=soc)
+                     timeout: Optional[float] = None, bounds: str = "fault", soc: Optional[str] = None,
+                     compare: Optional[str] = None) -> LaunchResult:
+        """Run `kernel` remotely; the tensors it writes are copied back into the caller's arrays.
+        `compare`: as Client.launch."""
+        handle = await self.submit(kernel, core_num, *args, target=target, timeout=timeout, bounds=bounds,
+                                   soc=soc, compare=compare)
         return await handle.result()
 
     async def wait(self, job_id: str, timeout: float) -> Dict[str, Any]:
@@ -122,4 +135,8 @@ class AsyncLaunchHandle(QueuedLaunch):
             outputs.update({n: b.content for n, b in zip(refs, blobs)})
             self._result = self.written_back(outputs, download_start,
                                              lambda: self._client._source_now(self.id))
+        if self.against is not None and self._result.comparison is None:
+            with second_run(self.against.record["target"]):
+                other = await self.against.result(timeout)
+            self.compare(other)
         return self._result

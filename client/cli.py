@@ -3,6 +3,7 @@
   ascrun up [--host H] [--port P] [--workers N]   the embedded stack: redis-server, API server, N cpu workers
   ascrun server [--host H] [--port P]             the API server alone, against REDIS_URL
   ascrun worker [--target T ...] [--burst]        one worker, against REDIS_URL
+  ascrun worker [--target T ...] --self-test      known kernels on those targets, checked: bringing up a host
   ascrun exec | launch | jobs | show | targets    the client side (commands.py)
 """
 from __future__ import annotations
@@ -176,6 +177,9 @@ def cmd_server(opts: argparse.Namespace) -> int:
 
 
 def cmd_worker(opts: argparse.Namespace) -> int:
+    if opts.self_test:
+        from .server.workers.self_test import self_test
+        return 0 if self_test(opts.target or ["cpu"], sys.stdout) else 1
     from .server.settings import Settings
     if opts.check_jail:
         from .compiler import jail_check
@@ -210,6 +214,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     worker.add_argument("--burst", action="store_true", help="exit once the queues are empty")
     worker.add_argument("--check-jail", action="store_true",
                         help="probe what each stage's jail can and cannot do, then exit (1 if anything escapes)")
+    worker.add_argument("--self-test", action="store_true",
+                        help="build and run a few known kernels on each --target, check them against numpy (and "
+                             "against cpu), print a table, then exit (1 if any fails)")
     worker.set_defaults(func=cmd_worker)
     commands.add_parsers(sub)
     opts = parser.parse_args(argv)

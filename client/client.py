@@ -136,13 +136,19 @@ class Client:
         return body, blobs, host
 
     def launch(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
-               timeout: Optional[float] = None, bounds: str = "fault", soc: Optional[str] = None) -> LaunchResult:
+               timeout: Optional[float] = None, bounds: str = "fault", soc: Optional[str] = None,
+               compare: Optional[str] = None) -> LaunchResult:
         """Run `kernel` remotely; the tensors it writes are copied back into the caller's arrays.
         A cached launch is one request that waits for the job, then one download per output.
         `bounds="warn"`: out-of-operand accesses the device performs become `result.warnings`.
-        `soc` (e.g. "Ascend910B1"): only a worker serving that SOC runs it (503 at once if none does)."""
+        `soc` (e.g. "Ascend910B1"): only a worker serving that SOC runs it (503 at once if none does).
+        `compare="cpu"`: the same launch runs on that target too, at the same time; the caller's
+        arrays get `target`'s outputs and `result.comparison` diffs the two (compare.py)."""
         from .handle import LaunchHandle  # handle.py builds on this module
 
+        if compare is not None:
+            return self.submit(kernel, core_num, *args, target=target, timeout=timeout, bounds=bounds, soc=soc,
+                               compare=compare).result()
         start = time.perf_counter()
         body, blobs, host = self._job(kernel, core_num, args, target, timeout, bounds, soc)
         record = self._submit(body, blobs, wait=POLL_S)
@@ -154,18 +160,31 @@ class Client:
 
     def submit(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu", timeout: Optional[float] = None,
                on_upload: Optional[Callable[[int, int], None]] = None, bounds: str = "fault",
-               soc: Optional[str] = None) -> "LaunchHandle":
+               soc: Optional[str] = None, compare: Optional[str] = None) -> "LaunchHandle":
         """Queue `kernel` and return its LaunchHandle without waiting for the run, so that many
-        launches can be in flight at once. `on_upload(sent, total)` follows the tensor upload."""
-        from .handle import LaunchHandle, upload_missing  # handle.py builds on this module
+        launches can be in flight at once. `on_upload(sent, total)` follows the tensor upload.
+        `compare`: queue it on that target too, as `launch` does."""
+        from .handle import LaunchHandle, second_run, upload_missing  # handle.py builds on this module
 
         start = time.perf_counter()
         body, blobs, host = self._job(kernel, core_num, args, target, timeout, bounds, soc)
         if on_upload is not None:
             upload_missing(self, blobs, on_upload)
         record = self._submit(body, blobs, wait=0)
-        return LaunchHandle(self, record, host, started=start, upload_s=time.perf_counter() - start,
-                            max_wait=(timeout or 600) + WAIT_MARGIN_S)
+        max_wait = (timeout or 600) + WAIT_MARGIN_S
+        handle = LaunchHandle(self, record, host, started=start, upload_s=time.perf_counter() - start,
+                              max_wait=max_wait)
+        if compare is not None:
+            with second_run(compare):
+                record = self._submit(compared_on(body, compare), blobs, wait=0)
+            handle.against = LaunchHandle(self, record, host.detached(), started=start, upload_s=0.0,
+                                          max_wait=max_wait)
+        return handle
+
+
+def compared_on(body: Dict[str, Any], target: str) -> Dict[str, Any]:
+    """The job body of a launch's comparison run: the same launch on `target`, on any SOC."""
+    return {**{k: v for k, v in body.items() if k != "soc"}, "target": target}
 
 
 class RemoteKernel:

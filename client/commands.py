@@ -32,7 +32,8 @@ EXIT_OK, EXIT_KERNEL, EXIT_USAGE, EXIT_UNAVAILABLE = 0, 1, 2, 3
 EXIT_CODES = """exit codes:
   0  success
   1  kernel failure: an assert (or other error) in the script, or a kernel that did not bundle,
-     compile, build or run (bundle_rejected, compile_error, build_error, runtime_error)
+     compile, build or run (bundle_rejected, compile_error, build_error, runtime_error); with
+     --compare, also outputs that differ between the two targets
   2  usage error or bad request (bad arguments, unknown job, unauthorized, over a limit,
      a pyasc name the stand-in lacks where pyasc is not installed)
   3  service unavailable, or timeout"""
@@ -55,6 +56,15 @@ def _client(opts: argparse.Namespace) -> Client:
 
 def _emit(opts: argparse.Namespace, data: Any, text: str) -> None:
     print(json.dumps(data) if opts.json else text)
+
+
+def _compared_code(session: RemoteLaunches, code: int) -> int:
+    """`code`, unless it is success and --compare found outputs that differ: then 1, said on stderr."""
+    mismatched = [launch.kernel for launch in session.launches if launch.mismatched]
+    if code != EXIT_OK or not mismatched:
+        return code
+    print(f"ascrun: --compare {session.compare}: the outputs of {', '.join(mismatched)} differ", file=sys.stderr)
+    return EXIT_KERNEL
 
 
 # -- exec ----------------------------------------------------------------------------------------
@@ -108,7 +118,7 @@ def cmd_exec(opts: argparse.Namespace) -> int:
     progress = QuietProgress() if opts.json else progress_for(sys.stderr)
     with _client(opts) as client:
         session = RemoteLaunches(client, target=opts.target, timeout=opts.timeout, progress=progress,
-                                 bounds=opts.bounds, echo=True, soc=opts.soc)
+                                 bounds=opts.bounds, echo=True, soc=opts.soc, compare=opts.compare)
         uninstall = install(session, npu_is_host=not opts.no_npu_host)
         try:
             # with --json, stdout carries only ascrun's report: the script's prints go to stderr
@@ -117,6 +127,7 @@ def cmd_exec(opts: argparse.Namespace) -> int:
         finally:
             uninstall()
             progress.close()
+    code = _compared_code(session, code)
     if opts.json:
         print(json.dumps({"script": str(script), "exit_code": code, "backend": session.backend,
                           "platform": session.platform, "launches": [launch.to_json() for launch in session.launches],
@@ -174,7 +185,7 @@ def cmd_launch(opts: argparse.Namespace) -> int:
     progress = QuietProgress() if opts.json else progress_for(sys.stderr, summaries=False)
     with _client(opts) as client:
         session = RemoteLaunches(client, target=opts.target or "cpu", timeout=opts.timeout, progress=progress,
-                                 bounds=opts.bounds, echo=not opts.json, soc=opts.soc)
+                                 bounds=opts.bounds, echo=not opts.json, soc=opts.soc, compare=opts.compare)
         uninstall = install(session)
         try:
             kernel = _load_kernel(opts.kernel)
@@ -207,7 +218,7 @@ def cmd_launch(opts: argparse.Namespace) -> int:
                                                  "file": p} for n, p in outs.items()})
     _emit(opts, report, "\n".join([launch.summary()] + [
         f"{n}: {values[n].dtype.name}{list(values[n].shape)} -> {p}" for n, p in outs.items()]))
-    return EXIT_OK
+    return _compared_code(session, EXIT_OK)
 
 
 # -- jobs, show, targets -------------------------------------------------------------------------
@@ -297,6 +308,10 @@ def add_parsers(sub: Any) -> None:
                            help="fault (default): an access out of its operand fails the launch; warn: one the device "
                                 "would perform silently (past a tensor argument, past a LocalTensor inside the "
                                 "Unified Buffer) is a warning and the run goes on")
+    launching.add_argument("--compare", choices=TARGETS, metavar="TARGET",
+                           help="run every launch on TARGET too and diff the outputs (integers exactly, floats "
+                                "within a tolerance per dtype); the script gets --target's outputs; differing "
+                                "outputs make the exit code 1")
 
     def add(name: str, func, help: str, parents=(common,)) -> argparse.ArgumentParser:
         parser = sub.add_parser(name, help=help, description=help, parents=list(parents), epilog=EXIT_CODES,

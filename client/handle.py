@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import time
 from typing import Any, Callable, Dict, Iterator, Optional
@@ -13,6 +14,7 @@ from typing import Any, Callable, Dict, Iterator, Optional
 import numpy as np
 
 from .args import HostArgs
+from .compare import compare_outputs
 from .compiler.errors import KernelError
 from .http import POLL_S, TERMINAL
 from .result import LaunchResult
@@ -63,6 +65,16 @@ def raise_failure(record: Dict[str, Any]) -> None:
                           warnings=record.get("warnings"))
 
 
+@contextlib.contextmanager
+def second_run(target: str) -> Iterator[None]:
+    """A failure of the launch that runs on `target` only to be compared with says so."""
+    try:
+        yield
+    except KernelError as e:
+        raise KernelError(f"the comparison run on '{target}' failed: {e}", kind=e.kind, log=e.log,
+                          warnings=e.warnings) from None
+
+
 class QueuedLaunch:
     """What LaunchHandle and AsyncLaunchHandle share: the job's record as last seen and the caller's
     arrays its outputs go back into."""
@@ -72,6 +84,11 @@ class QueuedLaunch:
         self._client, self._record, self._host = client, record, host
         self._started, self._upload_s, self._max_wait = started, upload_s, max_wait
         self._result: Optional[LaunchResult] = None
+        self.against: Optional[QueuedLaunch] = None  # with compare=: the same job on the second target
+
+    def compare(self, other: LaunchResult) -> None:
+        self._result.comparison = compare_outputs(self._result.outputs, other.outputs, self._record["target"],
+                                                  self.against.record["target"])
 
     @property
     def id(self) -> str:
@@ -137,4 +154,8 @@ class LaunchHandle(QueuedLaunch):
             outputs.update({name: self._client._request("GET", f"/v1/blobs/{ref['blob']}").content
                             for name, ref in self._record["outputs"].items() if name not in outputs})
             self._result = self.written_back(outputs, download_start, functools.partial(self._client.source, self.id))
+        if self.against is not None and self._result.comparison is None:
+            with second_run(self.against.record["target"]):
+                other = self.against.result(timeout)
+            self.compare(other)
         return self._result

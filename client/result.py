@@ -6,6 +6,8 @@ from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
+from .compare import Comparison
+
 
 @dataclass
 class LaunchResult:
@@ -13,7 +15,8 @@ class LaunchResult:
     arrays). timings: seconds per stage. cache: "hit"/"miss" for "frontend" and "build".
     log: what the kernel printed (printf, DumpTensor), block after block, as the host prints it
     after an NPU run. warnings: what the device would do silently (deduplicated, capped).
-    source: the Ascend C pyasc generated (fetched on first use for remote launches)."""
+    source: the Ascend C pyasc generated (fetched on first use for remote launches).
+    comparison: with `compare=`, these outputs against the same launch's on the second target."""
     outputs: Dict[str, np.ndarray]
     timings: Dict[str, float]
     cache: Dict[str, str]
@@ -21,6 +24,7 @@ class LaunchResult:
     job_id: Optional[str] = None
     log: str = ""
     warnings: List[str] = field(default_factory=list)
+    comparison: Optional[Comparison] = None
     _source: Optional[str] = field(default=None, repr=False)
     _fetch_source: Optional[Callable[[], str]] = field(default=None, repr=False, compare=False)
 

@@ -100,10 +100,17 @@ class Launch:
                                 "job_id": self.job_id, "status": self.status}
         if self.result is not None:
             data.update(timings=self.result.timings, cache=self.result.cache, ir_hash=self.result.ir_hash)
+            if self.result.comparison is not None:
+                data["comparison"] = self.result.comparison.to_json()
         if self.error is not None:
             data["error"] = {"kind": self.error.kind, "message": str(self.error)}
         data.update(log=self.log, warnings=self.warnings)
         return data
+
+    @property
+    def mismatched(self) -> bool:
+        """Whether this launch was compared and its outputs differ between the targets."""
+        return self.result is not None and self.result.comparison is not None and not self.result.comparison.matches
 
     def report(self) -> str:
         """The summary, then each warning and what the kernel printed (the pytest plugin's section)."""
@@ -117,14 +124,15 @@ class RemoteLaunches:
     The target is `target` if given, else the one the code's backend maps to (`-r Model` -> sim,
     `-r NPU` -> npu) when the pool has a worker for it, else cpu; `notice` says so once. Every
     launch has the bounds policy `bounds`; with `echo`, what a kernel printed goes to stdout and
-    its warnings to stderr once it has run, as an NPU run's output would appear."""
+    its warnings to stderr once it has run, as an NPU run's output would appear. With `compare`,
+    every launch also runs there and how its outputs compare goes to stderr."""
 
     def __init__(self, client: Client, target: Optional[str] = None, timeout: Optional[float] = None,
                  progress: Any = None, notice: Optional[Callable[[str], None]] = None, bounds: str = "fault",
-                 echo: bool = False, soc: Optional[str] = None):
+                 echo: bool = False, soc: Optional[str] = None, compare: Optional[str] = None):
         self.client, self.forced_target, self.timeout = client, target, timeout
         self.forced_soc = soc
-        self.bounds, self.echo = bounds, echo
+        self.bounds, self.echo, self.compare = bounds, echo, compare
         self.progress = progress or QuietProgress()
         self.notice = notice or (lambda message: print(message, file=sys.stderr))
         self.backend: Optional[str] = None
@@ -182,9 +190,11 @@ class RemoteLaunches:
         try:
             handle = self.client.submit(kernel, core_num, *bound.args, target=launch.target, timeout=self.timeout,
                                         on_upload=self.progress.on_upload, bounds=self.bounds,
-                                        soc=self.soc(launch.target))
+                                        soc=self.soc(launch.target), compare=self.compare)
             launch.job_id = handle.id
             launch.result = handle.result(on_status=self.progress.on_status)
+            if launch.result.comparison is not None:
+                print(f"ascrun: compare {launch.kernel}: {launch.result.comparison.summary()}", file=sys.stderr)
             return launch.result
         except KernelError as e:
             launch.error = e
