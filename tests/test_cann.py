@@ -1,13 +1,16 @@
 """The CANN targets (sim, npu). The pure parts run everywhere; building and running need CANN,
 bisheng and (npu) an Ascend device, and are skipped, saying so, on a host without them."""
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import ascrun
-from ascrun.compiler import bundle, cann, frontend
+from ascrun.compiler import bundle, cann, frontend, jail
 from ascrun.compiler.errors import KernelError
 from ascrun.compiler.frontend import ArgSpec
 from ascrun.compiler.runner import RunResult
@@ -180,3 +183,15 @@ def test_npu_runs_the_framework_tutorial(framework_example):
     ascrun.run_local(framework_example.vadd_framework_kernel, 8, x, y, z, 2048, 128, target="npu")
     np.testing.assert_array_equal(z, x + y)
     assert cann.NpuTarget().capabilities()["soc"].startswith("Ascend910")
+
+
+def test_device_process_says_why_it_cannot_start():
+    """The device process for real, on this host: pyasc's set_platform finds no runtime library."""
+    env = {k: v for k, v in os.environ.items() if k != "ASCEND_HOME_PATH"}
+    code = "from ascrun.compiler.cann import serve_device; serve_device('Model', 'Ascend910B1', 0)"
+    with subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, env=env) as process:
+        header, blobs = jail.read_message(process.stdout.fileno(), deadline=time.monotonic() + 120)
+        assert process.wait(timeout=60) == 0
+    assert header["error"]["kind"] == "unavailable" and not blobs
+    assert header["error"]["message"].startswith("RuntimeError: Runtime library is not available!")
