@@ -59,6 +59,8 @@ class RunResult:
     seconds: float
     log: str = ""  # what printf/DumpTensor printed, block by block
     warnings: List[str] = field(default_factory=list)
+    # a device's phases, e.g. {"h2d": s, "kernel": s, "d2h": s}; `seconds` is the kernel's part
+    timings: Dict[str, float] = field(default_factory=dict)
 
 
 def check_bounds(bounds: str) -> int:
