@@ -145,7 +145,7 @@ def run_job(job_id: str) -> str:
                                options=spec.get("options") or {}, on_frontend=frontend.append)
         ran = pipeline.run(built, target, int(spec["core_num"]), values, bounds=spec.get("bounds", "fault"))
         outputs = {name: _output(store, tenant, values[name]) for name in ran.written}
-        timings.update(built.timings, run=ran.seconds, total=time.perf_counter() - start)
+        timings.update(built.timings, run=ran.seconds, **ran.timings, total=time.perf_counter() - start)
         won = store.finish(job_id, {"status": "finished", "outputs": outputs, "timings": timings,
                                     "cache": built.cache, "ir_hash": built.frontend.ir_hash, "log": ran.log,
                                     "warnings": ran.warnings, "error": None}, record, frontend[0])
