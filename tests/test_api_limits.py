@@ -258,14 +258,23 @@ def test_admission_is_atomic(pool):
                 pass
 
 
+LOST = {"kind": "unavailable", "message": "the job was lost before a worker started it (the service's Redis lost "
+        "it, or its worker died): submit again", "missing": None, "served": None}
+
+
+def _queued_for_sim(api, connection) -> dict:
+    """A job accepted for target sim, which nobody really serves (a heartbeat says one does): it waits."""
+    store.worker_beat(connection, {"sim": {}}, "test-sim-worker")
+    try:
+        return api.post("/v1/jobs", json={**_job(), "target": "sim"}).json()
+    finally:
+        store.worker_gone(connection, {"sim": {}}, "test-sim-worker")
+
+
 def test_a_job_lost_before_a_worker_took_it_is_reaped(api, redis_url):
     """Redis lost the RQ job (e.g. an AOF that missed its last second): the job ends, with a message."""
     connection = redis.Redis.from_url(redis_url)
-    store.worker_beat(connection, {"sim": {}}, "test-sim-worker")  # nobody really serves sim: the job waits
-    try:
-        record = api.post("/v1/jobs", json={**_job(), "target": "sim"}).json()
-    finally:
-        store.worker_gone(connection, {"sim": {}}, "test-sim-worker")
+    record = _queued_for_sim(api, connection)
     assert record["status"] == "queued"
     connection.delete(f"rq:job:{record['id']}")
     connection.lrem(f"rq:queue:{store.queue_name('sim', 'open')}", 0, record["id"])
@@ -273,28 +282,20 @@ def test_a_job_lost_before_a_worker_took_it_is_reaped(api, redis_url):
     while record["status"] == "queued" and time.monotonic() < deadline:
         record = api.get(f"/v1/jobs/{record['id']}", params={"wait": 5}).json()
     assert record["status"] == "failed"
-    assert record["error"] == {"kind": "unavailable", "message": "the job was lost before a worker started it (the "
-                               "service's Redis lost it, or its worker died): submit again", "missing": None,
-                               "served": None}
+    assert record["error"] == LOST
 
 
 def test_a_job_a_worker_took_and_died_with_is_reaped(api, redis_url):
     """A worker moved the job out of its queue (RQ's intermediate list) and was SIGKILLed before it
     started it: the job ends, and no later worker can take it from the list."""
     connection = redis.Redis.from_url(redis_url)
-    store.worker_beat(connection, {"sim": {}}, "test-sim-worker")
-    try:
-        record = api.post("/v1/jobs", json={**_job(), "target": "sim"}).json()
-    finally:
-        store.worker_gone(connection, {"sim": {}}, "test-sim-worker")
+    record = _queued_for_sim(api, connection)
     queue = f"rq:queue:{store.queue_name('sim', 'open')}"
     assert connection.lmove(queue, f"{queue}:intermediate") == record["id"].encode()  # what RQ's dequeue does
     deadline = time.monotonic() + 2 * store.UNQUEUED_GRACE_S + 30
     while record["status"] == "queued" and time.monotonic() < deadline:
         record = api.get(f"/v1/jobs/{record['id']}", params={"wait": 5}).json()
-    assert record["error"] == {"kind": "unavailable", "message": "the job was lost before a worker started it (the "
-                               "service's Redis lost it, or its worker died): submit again", "missing": None,
-                               "served": None}
+    assert record["error"] == LOST
     assert connection.lrange(f"{queue}:intermediate", 0, -1) == []
 
 
@@ -305,11 +306,7 @@ def test_a_job_that_ended_before_a_worker_took_it_runs_nothing(api, redis_url):
     from rq.serializers import JSONSerializer
     from ascrun.server.workers.worker import AscrunWorker
     connection = redis.Redis.from_url(redis_url)
-    store.worker_beat(connection, {"sim": {}}, "test-sim-worker")
-    try:
-        record = api.post("/v1/jobs", json={**_job(), "target": "sim"}).json()
-    finally:
-        store.worker_gone(connection, {"sim": {}}, "test-sim-worker")
+    record = _queued_for_sim(api, connection)
     jobs = store.JobStore(connection, ascrun.server.settings.Settings.from_env())
     assert jobs.fail(record["id"], "unavailable", "reaped")
     failed = api.get(f"/v1/jobs/{record['id']}").json()

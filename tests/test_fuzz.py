@@ -3,12 +3,13 @@
 schemathesis generates valid and invalid requests for every operation (bodies, paths, queries,
 headers) against the real server; the check is `not_a_server_error`."""
 import schemathesis
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis.checks import not_a_server_error
 from schemathesis.generation import GenerationMode
 
 EXAMPLES_PER_OPERATION = 60
+SEED = 1
 
 
 def test_no_request_makes_a_server_error(service):
@@ -19,6 +20,10 @@ def test_no_request_makes_a_server_error(service):
     for operation in operations:
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
             @given(case=operation.as_strategy(generation_mode=mode))
+            # A fixed seed: the same cases every run, so that CI's verdict is reproducible. Some random
+            # draws of a negative POST /v1/jobs make schemathesis itself fail ("Cannot generate an array
+            # with 1 demanded elements": the minItems 1 of bundle functions and struct fields).
+            @seed(SEED)
             @settings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, suppress_health_check=list(HealthCheck),
                       database=None)
             def fuzz(case):
