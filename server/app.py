@@ -198,8 +198,8 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
             for said in live.values():
                 for soc in said.get("socs", []):
                     socs[soc] = socs.get(soc, 0) + 1
-            answer.append({"name": name, "description": target_registry.REGISTRY[name][1], "workers": len(live),
-                           "socs": socs, "queued": depth, "oldest_queued_s": oldest,
+            answer.append({"name": name, "description": target_registry.REGISTRY[name].description,
+                           "workers": len(live), "socs": socs, "queued": depth, "oldest_queued_s": oldest,
                            "live": [dict(said, name=worker) for worker, said in sorted(live.items())]})
         return {"targets": answer}
 

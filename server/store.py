@@ -263,7 +263,7 @@ class RedisCache:
 # them would otherwise leave a finished job holding its tenant's active slot.
 FINISH_LUA = """
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then return 0 end
-if ARGV[5] ~= '' then redis.call('SET', KEYS[7], ARGV[5], 'EX', ARGV[2]) end
+if ARGV[4] ~= '' then redis.call('SET', KEYS[7], ARGV[4], 'EX', ARGV[2]) end
 redis.call('HDEL', KEYS[2], ARGV[3])
 redis.call('SREM', KEYS[3], ARGV[3])
 redis.call('ZREM', KEYS[4], ARGV[3])
@@ -377,8 +377,7 @@ class JobStore:
         active = tenant_key(record.get("tenant", ""), "active")  # no tenant: a hash that never exists
         won = self._finish(keys=[final_key(job_id), active, STARTED, QUEUED, alive_key(job_id), done_channel(job_id),
                                  files_key(job_id)],
-                           args=[json.dumps(record), self.settings.result_ttl_s, job_id, record["status"],
-                                 frontend_key or ""])
+                           args=[json.dumps(record), self.settings.result_ttl_s, job_id, frontend_key or ""])
         return bool(won)
 
     def fail(self, job_id: str, kind: str, message: str, record: Optional[Dict[str, Any]] = None,

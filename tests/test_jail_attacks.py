@@ -103,3 +103,34 @@ def test_what_a_frontend_child_leaves_in_the_scratch_is_gone_before_the_next(tmp
     clear_scratch(str(scratch), {"warm"})
     assert sorted(p.name for p in scratch.iterdir()) == ["warm"]
     assert (outside / "kept").read_text() == "the host's"  # a link is removed, not followed
+
+
+def _answers(reply: str) -> str:
+    """A run jail that says it is ready, then answers the first request with the header `reply`
+    (a Python expression of bytes)."""
+    ready = b'{"ready": true}'
+    return (f"import os, time; ready = {ready!r}; reply = {reply}; "
+            "os.write(1, (1).to_bytes(8, 'big') + len(ready).to_bytes(8, 'big') + ready); os.read(0, 1); "
+            "os.write(1, (1).to_bytes(8, 'big') + len(reply).to_bytes(8, 'big') + reply); time.sleep(600)")
+
+
+@pytest.mark.parametrize("reply, said", [
+    ("b'[' * 100_000 + b']' * 100_000", "the kernel crashed its jail: "),  # past the JSON parser's depth
+    ("""b'{"ok": 5}'""", "the run jail answered out of protocol"),
+    ("""b'{"ok": {"written": [], "seconds": "soon", "log": "", "warnings": []}}'""",
+     "the run jail answered out of protocol"),
+    ("""b'{"error": ["not", "an", "object"]}'""", "the run jail answered out of protocol"),
+])
+def test_a_run_jail_answering_out_of_protocol_fails_its_job_only(reply, said):
+    runners = jail.JailedRunners(LIMITS).for_tenant("mallory")
+    runners.jails["mallory"] = hijacked = Hijacked(_answers(reply))
+    runners.deadline = jail.Deadline(30)
+    try:
+        with pytest.raises(KernelError) as failed:
+            runners.run(b"\x7fELF", 1, [{"name": "x", "kind": "tensor", "dtype": "float32"}], ["x"],
+                        [np.zeros(4, np.float32)])
+        assert failed.value.kind == "runtime_error" and str(failed.value).startswith(said)
+        if said.endswith("crashed its jail: "):
+            assert not hijacked.alive and "mallory" not in runners.jails  # never reused
+    finally:
+        runners.close()

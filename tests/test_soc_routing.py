@@ -10,6 +10,7 @@ import time
 import httpx
 import numpy as np
 import pytest
+import redis
 
 import ascrun
 import ops
@@ -78,7 +79,7 @@ def test_targets_show_the_live_pool_and_its_queue(pool):
                                      "pyasc's launcher)", "workers": 0, "socs": {}, "queued": 0,
                                      "oldest_queued_s": None, "live": []}
     # a job for a SOC that only a heartbeat (no worker) claims waits in its queue: depth and age show it
-    connection = __import__("redis").Redis.from_url(pool.env["REDIS_URL"])
+    connection = redis.Redis.from_url(pool.env["REDIS_URL"])
     store.worker_beat(connection, {"cpu": {"socs": ["Ghost1"]}}, "test-ghost-worker")
     try:
         with ascrun.Client(pool.url, retries=0) as client:

@@ -35,9 +35,13 @@ class JailedTarget:
     def __init__(self, name: str, settings: Settings):
         memory = settings.worker_memory_bytes or (64 << 30)
         limits = {"memory": memory, "files": settings.worker_max_files, "cpu": settings.max_job_timeout_s + 30}
+        target = pipeline.get_target(name)
+        if not target.jailed:  # a worker runs no tenant code outside a jail
+            raise KernelError(f"the worker's jails do not wrap target '{name}' yet: it runs only through "
+                              "run_local and `ascrun worker --self-test`", kind="unavailable")
         self.name = name
         self.frontend = jail.JailedFrontend(limits)
-        self.toolchain = jail.JailedToolchain(pipeline.get_target(name).toolchain, limits)
+        self.toolchain = jail.JailedToolchain(target.toolchain, limits)
         self.runner = jail.JailedRunners(limits, RUN_JAILS)
 
     def for_job(self, tenant: str, deadline: jail.Deadline) -> "JailedTarget":
@@ -52,8 +56,7 @@ class JailedTarget:
 
 @functools.lru_cache(maxsize=None)
 def jailed_target(name: str) -> JailedTarget:
-    pipeline.get_target(name)  # the name checked, the toolchain found
-    return JailedTarget(name, Settings.from_env())
+    return JailedTarget(name, Settings.from_env())  # the name checked, the toolchain found (get_target)
 
 
 @functools.lru_cache(maxsize=None)

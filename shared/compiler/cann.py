@@ -28,7 +28,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
-from . import jail
+from . import frontend, jail
 from .errors import BuildError, KernelError, KernelRuntimeError
 from .pipeline import Target
 from .runner import MAX_CORE_NUM, RunResult, check_bounds
@@ -196,7 +196,7 @@ class CannToolchain:
         self.arch = ",".join(sorted({a for t in targets for a in (t.common_arch, t.vec_arch, t.cube_arch) if a}))
         self.flags = [*targets[0].common_options, f"-O{probe.options.opt_level}",
                       f"auto_sync={probe.options.auto_sync}", f"ASCENDC_DUMP={dump_enabled(os.environ)}",
-                      f"pyasc={_pyasc_version()}", f"platform={self.platform.value}"]
+                      f"pyasc={frontend.pyasc_version()}", f"platform={self.platform.value}"]
         self.cann_version = cann_version(os.environ["ASCEND_HOME_PATH"])
 
     @cached_property
@@ -229,11 +229,6 @@ class CannToolchain:
         header = {"kernel_name": kernel_name, "kernel_type": kernel_type, "core_type": kernel.core_type.value,
                   "debug": kernel.enable_debug, "toolchain": self.id}
         return pack_artifact(header, kernel.binary)
-
-
-def _pyasc_version() -> str:
-    from importlib.metadata import version
-    return version("pyasc")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -509,7 +504,8 @@ class CannTarget(Target):
         return None
 
     def capabilities(self) -> dict:
-        return dict(super().capabilities(), soc=self.runner.ready["soc"], core_num=self.runner.ready["core_num"],
+        # the keys the pool reads (worker heartbeat, /v1/targets): socs, cores
+        return dict(super().capabilities(), socs=[self.runner.ready["soc"]], cores=self.runner.ready["core_num"],
                     cann=cann_release(self.toolchain.cann_version), bisheng=self.toolchain.bisheng_version,
                     backend=self.backend, bounds_checked=False)
 

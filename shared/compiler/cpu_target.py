@@ -11,6 +11,7 @@ from .toolchain import CpuToolchain
 class CpuTarget(Target):
     name = "cpu"
     kernel_types = ("AIV_ONLY",)  # the vector side; the cube side is to come
+    jailed = True
 
     def __init__(self):
         self.toolchain = CpuToolchain()

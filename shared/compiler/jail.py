@@ -13,6 +13,7 @@ byte frames (artifacts, tensors). Nothing is ever pickled.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import mmap
 import os
@@ -79,7 +80,10 @@ def read_frames(fd: int, deadline: float | None = None, cap: int = MAX_BLOB_BYTE
 def parse_message(frames: Sequence[bytes]) -> Tuple[Dict, List[bytes]]:
     if len(frames[0]) > MAX_HEADER_BYTES:
         raise ValueError("a header over its cap")
-    header = json.loads(bytes(frames[0]))
+    try:
+        header = json.loads(bytes(frames[0]))
+    except RecursionError:  # nested past the parser's depth: as malformed as any other bad header
+        raise ValueError("a header nested too deep") from None
     if not isinstance(header, dict):
         raise ValueError("a header that is not an object")
     return header, list(frames[1:])
@@ -182,8 +186,9 @@ def _system_binds() -> List[str]:
     return args
 
 
-def command(argv: Sequence[str], ro_paths: Sequence[str] = (), proc: bool = False) -> List[str]:
-    """The bwrap command line around `argv`."""
+def command(argv: Sequence[str], ro_paths: Sequence[str] = (), proc: bool = False,
+            files: Sequence[Tuple[int, str]] = ()) -> List[str]:
+    """The bwrap command line around `argv`; `files`: (fd, path in the scratch) copied in."""
     args = [bwrap(), "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv",
             "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "TMPDIR", SCRATCH, "--setenv", "HOME", SCRATCH,
             "--hostname", "jail", *_system_binds()]
@@ -192,8 +197,11 @@ def command(argv: Sequence[str], ro_paths: Sequence[str] = (), proc: bool = Fals
         args += ["--ro-bind", path, path]
     if proc:
         args += ["--proc", "/proc"]  # its own pid namespace's /proc: only the jail's processes
-    # bwrap's root is a tmpfs holding the mount points: read-only, so the scratch is the only writable place
-    return [*args, "--remount-ro", "/", "--", *argv]
+    for fd, path in files:
+        args += ["--file", str(fd), path]
+    # bwrap's root and its /dev are tmpfs mounts: read-only, so the scratch (bounded) is the only
+    # writable place (a writable /dev could fill the host's memory, and outlive a zygote's child)
+    return [*args, "--remount-ro", "/dev", "--remount-ro", "/", "--", *argv]
 
 
 def python_command(stage: str, limits: Dict) -> List[str]:
@@ -285,16 +293,20 @@ class PythonJail:
                 max_reply: int = MAX_BLOB_BYTES) -> Tuple[Dict, List[bytes]]:
         """The reply is refused (JailCrashed) once it would be over `max_reply` bytes."""
         deadline = time.monotonic() + timeout_s
-        self.wait_ready(deadline)
         try:
-            write_message(self.process.stdin.fileno(), header, blobs, deadline)
-        except TimeoutError:
-            self.close()
-            raise JailTimeout from None
-        except OSError:
-            self.close(grace_s=2.0)
-            raise JailCrashed(describe_exit(self.process.returncode)) from None
-        return self._read(deadline, max_reply)
+            self.wait_ready(deadline)
+            try:
+                write_message(self.process.stdin.fileno(), header, blobs, deadline)
+            except TimeoutError:
+                self.close()
+                raise JailTimeout from None
+            except OSError:
+                self.close(grace_s=2.0)
+                raise JailCrashed(describe_exit(self.process.returncode)) from None
+            return self._read(deadline, max_reply)
+        except BaseException:
+            self.close()  # whatever broke off the exchange, the pipes are out of step: never reuse this jail
+            raise
 
     @property
     def alive(self) -> bool:
@@ -334,10 +346,24 @@ class Deadline:
         return KernelError(f"the job ran longer than its {self.timeout_s:g} s timeout and was stopped", kind="timeout")
 
 
-def _kernel_error(reply: Dict) -> KernelError:
-    error = reply["error"]
-    return KernelError(str(error["message"]), kind=str(error["kind"]), log=str(error.get("log", "")),
-                       warnings=[str(w) for w in error.get("warnings", [])])
+def _kernel_error(reply: Dict, stage: str) -> KernelError:
+    with _in_protocol(stage):
+        error = reply["error"]
+        return KernelError(str(error["message"]), kind=str(error["kind"]), log=str(error.get("log", "")),
+                           warnings=[str(w) for w in error.get("warnings", [])])
+
+
+def _out_of_protocol(stage: str) -> KernelError:
+    return KernelError(f"the {stage} jail answered out of protocol", kind="runtime_error")
+
+
+@contextlib.contextmanager
+def _in_protocol(stage: str):
+    """A reply's fields read as the protocol says, or the job fails: a jail's answer is untrusted."""
+    try:
+        yield
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise _out_of_protocol(stage) from None
 
 
 class JailedFrontend:
@@ -372,8 +398,9 @@ class JailedFrontend:
             raise KernelError(f"the frontend's jail answered out of protocol ({header.get('ended')})",
                               kind="compile_error") from None
         if "error" in reply:
-            raise _kernel_error(reply)
-        return FrontendResult.from_json(reply["ok"])
+            raise _kernel_error(reply, "frontend")
+        with _in_protocol("frontend"):
+            return FrontendResult.from_json(reply["ok"])
 
     def close(self) -> None:
         if self.zygote is not None:
@@ -414,8 +441,8 @@ class JailedToolchain:
         compile_ = " ".join(_quote(a) for a in self.toolchain.command(SCRATCH))
         # the .so comes back over stdout: the broker never opens a path the jail could have planted
         script = f"{compile_} >&2 && exec cat {SCRATCH}/kernel.so"
-        cmd = command(["/bin/sh", "-c", script], self.toolchain.read_only_paths())
-        cmd[-6:-6] = ["--file", str(source_fd), f"{SCRATCH}/kernel.cpp"]  # before --remount-ro / --
+        cmd = command(["/bin/sh", "-c", script], self.toolchain.read_only_paths(),
+                      files=[(source_fd, f"{SCRATCH}/kernel.cpp")])
         limits = self.limits
 
         def limit():  # in the child before bwrap starts: every process of the jail inherits them
@@ -481,8 +508,7 @@ class JailedRunners:
         from .runner import RunResult
         jail_ = self._jail()
         digest = hashlib.sha256(artifact).hexdigest()
-        known = digest in jail_.artifacts
-        blobs, sent, tensors = [b"" if known else artifact], [], {}
+        blobs, sent, tensors = [b"" if digest in jail_.artifacts else artifact], [], {}
         for param, value in zip(params, values):
             if isinstance(value, np.ndarray):
                 sent.append({"tensor": {"dtype": value.dtype.name, "shape": list(value.shape), "blob": len(blobs)}})
@@ -495,33 +521,38 @@ class JailedRunners:
                 sent.append({"scalar": value})
         request = {"core_num": core_num, "params": list(params), "kernel_args": list(kernel_args), "values": sent,
                    "bounds": bounds, "artifact": digest}
+        # a reply holds the header and at most the tensors it was sent: a jail cannot flood the broker
+        max_reply = MAX_HEADER_BYTES + sum(value.nbytes for value in tensors.values())
+        reply, written = self._request(jail_, request, blobs, max_reply)
+        if reply.get("need_artifact"):  # it does not hold what we counted on: send it
+            blobs[0] = artifact
+            reply, written = self._request(jail_, request, blobs, max_reply)
+        jail_.artifacts.pop(digest, None)
+        jail_.artifacts[digest] = True  # most recent last, as the jail keeps them
+        while len(jail_.artifacts) > RUN_JAIL_ARTIFACTS:
+            jail_.artifacts.pop(next(iter(jail_.artifacts)))
+        if "error" in reply:
+            raise _kernel_error(reply, "run")
+        with _in_protocol("run"):
+            ok = reply["ok"]
+            result = RunResult(written=[str(n) for n in ok["written"]], seconds=float(ok["seconds"]),
+                               log=str(ok["log"]), warnings=[str(w) for w in ok["warnings"]])
+        if len(result.written) != len(written) or not set(result.written) <= set(tensors) or \
+                any(len(data) != tensors[name].nbytes for name, data in zip(result.written, written)):
+            raise _out_of_protocol("run")
+        for name, data in zip(result.written, written):
+            tensors[name].reshape(-1).view(np.uint8)[:] = np.frombuffer(data, np.uint8)
+        return result
+
+    def _request(self, jail_: PythonJail, request: Dict, blobs: List, max_reply: int):
         try:
-            # a reply holds the header and at most the tensors it was sent: a jail cannot flood the broker
-            max_reply = MAX_HEADER_BYTES + sum(value.nbytes for value in tensors.values())
-            reply, written = jail_.request(request, blobs, self.deadline.left(), max_reply)
+            return jail_.request(request, blobs, self.deadline.left(), max_reply)
         except JailTimeout:
             self.jails.pop(self.tenant, None)
             raise self.deadline.expired() from None
         except JailCrashed as e:
             self.jails.pop(self.tenant, None)
             raise KernelError(f"the kernel crashed its jail: {e}", kind="runtime_error") from None
-        jail_.artifacts.pop(digest, None)
-        jail_.artifacts[digest] = True  # most recent last, as the jail keeps them
-        while len(jail_.artifacts) > RUN_JAIL_ARTIFACTS:
-            jail_.artifacts.pop(next(iter(jail_.artifacts)))
-        if "error" in reply:
-            raise _kernel_error(reply)
-        ok = reply["ok"]
-        names = [str(n) for n in ok["written"]]
-        if len(names) != len(written) or not set(names) <= set(tensors):
-            raise KernelError("the run jail answered out of protocol", kind="runtime_error")
-        for name, data in zip(names, written):
-            target = tensors[name]
-            if len(data) != target.nbytes:
-                raise KernelError("the run jail answered out of protocol", kind="runtime_error")
-            target.reshape(-1).view(np.uint8)[:] = np.frombuffer(data, np.uint8)
-        return RunResult(written=names, seconds=float(ok["seconds"]), log=str(ok["log"]),
-                         warnings=[str(w) for w in ok["warnings"]])
 
     def close(self) -> None:
         for jail_ in self.jails.values():

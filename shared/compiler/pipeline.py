@@ -18,9 +18,7 @@ from .errors import KernelError
 from .frontend import ArgSpec, FrontendResult
 from .runner import BOUNDS, RunResult, check_bounds  # noqa: F401 (BOUNDS, check_bounds: re-exported)
 from . import targets
-from .targets import NAMES
-
-TARGETS = NAMES  # every target's name, from the registry (targets.py)
+from .targets import NAMES as TARGETS  # noqa: F401 (re-exported: every target's name, from the registry)
 
 
 @dataclass
@@ -35,20 +33,16 @@ class Build:
 class Target:
     """A target's stages, run in this process: frontend (bundle, args, options) -> FrontendResult,
     toolchain (.id, .build(source, kernel_name) -> artifact), runner (.run, CpuRunner's contract).
-    Plug-ins (targets.REGISTRY) set the toolchain and runner; the worker swaps in jailed ones
-    (jail.py) around the same objects."""
+    Plug-ins (targets.REGISTRY) set the toolchain and runner. The worker's jails (jail.py) wrap
+    the cpu target's toolchain and runner; the CANN targets' are not jailed yet (job.JailedTarget)."""
     name: str
     kernel_types: tuple = ()
+    jailed = False  # whether the worker's jails (jail.py) can wrap its toolchain and runner
     frontend = staticmethod(frontend.run)
 
     def capabilities(self) -> Dict[str, Any]:
         """What a worker serving this target says it can do (heartbeat, /v1/targets)."""
-        from importlib.metadata import PackageNotFoundError, version
-        try:
-            pyasc = version("pyasc")
-        except PackageNotFoundError:
-            pyasc = None
-        return {"kernel_types": list(self.kernel_types), "pyasc": pyasc}
+        return {"kernel_types": list(self.kernel_types), "pyasc": frontend.pyasc_version()}
 
 
 def get_target(name: str) -> Target:

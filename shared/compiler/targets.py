@@ -9,19 +9,23 @@ from __future__ import annotations
 
 import functools
 from importlib import import_module
-from typing import TYPE_CHECKING, Dict, Tuple
+from typing import TYPE_CHECKING, Dict, NamedTuple
 
 from .errors import KernelError
 
 if TYPE_CHECKING:
     from .pipeline import Target
 
-# name -> (module:class of its plug-in, what it runs on)
-REGISTRY: Dict[str, Tuple[str, str]] = {
-    "cpu": ("ascrun.compiler.cpu_target:CpuTarget",
-            "the Ascend C pyasc emits, on this host's CPU, against ascrun's Ascend C runtime (no CANN)"),
-    "sim": ("ascrun.compiler.cann:SimTarget", "CANN's camodel simulator (bisheng build, pyasc's launcher)"),
-    "npu": ("ascrun.compiler.cann:NpuTarget", "an Ascend NPU (bisheng build, pyasc's launcher)"),
+class Entry(NamedTuple):
+    plugin: str  # module:class
+    description: str  # what it runs on
+
+
+REGISTRY: Dict[str, Entry] = {
+    "cpu": Entry("ascrun.compiler.cpu_target:CpuTarget",
+                 "the Ascend C pyasc emits, on this host's CPU, against ascrun's Ascend C runtime (no CANN)"),
+    "sim": Entry("ascrun.compiler.cann:SimTarget", "CANN's camodel simulator (bisheng build, pyasc's launcher)"),
+    "npu": Entry("ascrun.compiler.cann:NpuTarget", "an Ascend NPU (bisheng build, pyasc's launcher)"),
 }
 NAMES = tuple(REGISTRY)
 
@@ -36,5 +40,5 @@ def check_name(name: str) -> str:
 def load(name: str) -> "Target":
     """The plug-in for `name`, one per process (so loaded artifacts are reused). KernelError kind
     unavailable if this host cannot serve it (no CANN, no device), with the reason."""
-    module, _, cls = REGISTRY[check_name(name)][0].partition(":")
+    module, _, cls = REGISTRY[check_name(name)].plugin.partition(":")
     return getattr(import_module(module), cls)()
