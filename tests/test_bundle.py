@@ -260,6 +260,23 @@ def test_a_module_alias_is_only_the_head_of_a_checked_chain(tmp_path, body):
     assert not marker.exists()
 
 
+@pytest.mark.parametrize("body", [
+    "u = asc.language.core.utils\n    u.inspect.os.system('touch MARKER')",
+    "isinstance(asc.language.core, int)",
+], ids=["rebind", "argument"])
+def test_a_module_reached_by_a_chain_is_only_the_head_of_a_longer_one(tmp_path, body):
+    """A submodule of the kernel language is allowed as a step, but held in a local its own
+    attributes (utils.inspect.os) would never be checked."""
+    marker = tmp_path / "pwned"
+    b = _bundle(f"@asc.jit\ndef k(n: int):\n    {body.replace('MARKER', str(marker))}\n")
+    with pytest.raises(BundleRejected) as e:
+        _define(b)
+    chain = body.split("=")[-1].split("\n")[0].strip() if "=" in body else "asc.language.core"
+    assert str(e.value) == (f"kernel 'k' (kern.py:12): '{chain}' is a module, which may only be used as "
+                            f"'{chain}.name'")
+    assert not marker.exists()
+
+
 @pytest.mark.parametrize("call", ["'{0.__globals__}'.format(asc.jit)", "'{f.__globals__}'.format_map({'f': asc.jit})",
                                   "str.format('{0.__globals__}', asc.jit)"])
 def test_str_format_is_refused(call):

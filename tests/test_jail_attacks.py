@@ -1,6 +1,10 @@
 """Attacks by a jail that is already compromised, on the broker (jail.py's side of the pipes)."""
+import os
+import shutil
 import sys
+import tempfile
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -89,9 +93,17 @@ def test_the_filter_refuses_io_uring_and_queued_signals_to_others():
                                         "rt_tgsigqueueinfo Operation not permitted"], done.stdout + done.stderr
 
 
-def test_what_a_frontend_child_leaves_in_the_scratch_is_gone_before_the_next(tmp_path):
+def test_what_a_frontend_child_leaves_in_the_scratch_is_gone_before_the_next():
     from ascrun.compiler.jailed import clear_scratch
-    scratch, outside = tmp_path / "scratch", tmp_path / "outside"
+    base = Path(tempfile.mkdtemp())  # not under pytest's tmp_path: the jail's user must reach it
+    os.chmod(base, 0o755)
+    try:
+        _clear_the_scratch(clear_scratch, base / "scratch", base / "outside")
+    finally:
+        shutil.rmtree(base)
+
+
+def _clear_the_scratch(clear_scratch, scratch, outside):
     scratch.mkdir()
     outside.mkdir()
     (outside / "kept").write_text("the host's")
@@ -100,7 +112,22 @@ def test_what_a_frontend_child_leaves_in_the_scratch_is_gone_before_the_next(tmp
     (scratch / "cache" / "deep").mkdir(parents=True)
     (scratch / "cache" / "deep" / "x").write_text("x")
     (scratch / "link").symlink_to(outside)
-    clear_scratch(str(scratch), {"warm"})
+    (scratch / "locked" / "inside").mkdir(parents=True)
+    (scratch / "locked" / "inside" / "x").write_text("x")
+    if os.getuid() == 0:  # as the jail's user: root would read a locked folder anyway
+        for path in [scratch, *scratch.rglob("*")]:
+            os.lchown(path, 65534, 65534)
+    os.chmod(scratch / "locked", 0)
+    child = os.fork()
+    if child == 0:
+        try:
+            if os.getuid() == 0:
+                os.setgid(65534)
+                os.setuid(65534)
+            clear_scratch(str(scratch), {"warm"})
+        finally:
+            os._exit(0)
+    os.waitpid(child, 0)
     assert sorted(p.name for p in scratch.iterdir()) == ["warm"]
     assert (outside / "kept").read_text() == "the host's"  # a link is removed, not followed
 
@@ -134,3 +161,32 @@ def test_a_run_jail_answering_out_of_protocol_fails_its_job_only(reply, said):
             assert not hijacked.alive and "mallory" not in runners.jails  # never reused
     finally:
         runners.close()
+
+
+class FloodingCompiler:
+    """A build whose compiler was taken over: it writes 600 MB of diagnostics."""
+    id = "flood"
+
+    def translation_unit(self, source: str, kernel_name: str) -> str:
+        return source
+
+    def command(self, scratch: str) -> list:
+        return ["/bin/sh", "-c", "head -c 600000000 /dev/zero | tr '\\0' x"]
+
+    def read_only_paths(self) -> list:
+        return []
+
+    def failed(self, kernel_name: str, stderr: str, scratch: str) -> KernelError:
+        return KernelError(f"{len(stderr)} characters of diagnostics", kind="build_error")
+
+
+def test_a_build_cannot_make_the_broker_hold_unbounded_output():
+    import resource
+    toolchain = jail.JailedToolchain(FloodingCompiler(), LIMITS)
+    toolchain.deadline = jail.Deadline(120)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(KernelError) as failed:
+        toolchain.build("int x;", "k")
+    assert str(failed.value) == f"{jail.JailedToolchain.MAX_STDERR} characters of diagnostics"
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kib < 64 << 10, f"the broker grew by {grown_kib} KiB"  # the output stayed in the jail's file

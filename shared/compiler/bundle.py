@@ -476,10 +476,13 @@ def _check_reach(fn: KernelFunction, heads: Mapping[str, Any]) -> None:
     """Every `name.a.b...` chain from a module alias or a bundle function must stay inside the
     asc package's kernel language: no module outside it, nothing defined outside asc, not the
     IR layer."""
-    for node in ast.walk(ast.parse(fn.source)):
+    tree = ast.parse(fn.source)
+    steps = {id(a.value) for a in ast.walk(tree) if isinstance(a, ast.Attribute)}  # chains inside longer ones
+    for node in ast.walk(tree):
         chain = _attribute_chain(node) if isinstance(node, ast.Attribute) else None
         if chain is None or chain[0] not in heads:
             continue
+        line = fn.lineno + node.lineno - 1
         value = heads[chain[0]]
         for depth, attr in enumerate(chain[1:], start=1):
             try:
@@ -488,9 +491,14 @@ def _check_reach(fn: KernelFunction, heads: Mapping[str, Any]) -> None:
                 break
             why = _reach_refusal(value)
             if why is not None:
-                line = fn.lineno + node.lineno - 1
                 raise BundleRejected(f"kernel '{fn.name}' ({fn.filename}:{line}): '{'.'.join(chain[:depth + 1])}' "
                                      f"is {why}; kernels may use only asc's kernel language")
+        else:
+            # a module held as a value (a local, an argument) would have its attributes read unchecked
+            if isinstance(value, types.ModuleType) and id(node) not in steps:
+                name = ".".join(chain)
+                raise BundleRejected(f"kernel '{fn.name}' ({fn.filename}:{line}): '{name}' is a module, which may "
+                                     f"only be used as '{name}.name'")
 
 
 def define(bundle: KernelBundle, import_module: Callable[[str], types.ModuleType]) -> Mapping[str, Any]:

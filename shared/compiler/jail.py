@@ -49,8 +49,8 @@ def bwrap() -> str:
 # framing (both sides)
 
 MAX_FRAMES = 4096
-BIG_FRAME_BYTES = 1 << 20
-RUN_JAIL_ARTIFACTS = 8  # artifacts a run jail keeps, so that a tenant's repeated launch sends none  # frames from this size are read into an anonymous mapping
+BIG_FRAME_BYTES = 1 << 20  # frames from this size are read into an anonymous mapping
+RUN_JAIL_ARTIFACTS = 8  # artifacts a run jail keeps, so that a tenant's repeated launch sends none
 
 
 def write_message(fd: int, header: Dict, blobs: Sequence[bytes] = (), deadline: float | None = None) -> None:
@@ -118,7 +118,8 @@ def _read_exact(fd: int, size: int, deadline: float | None) -> memoryview:
     """Read into one buffer of the final size. A big one is an anonymous mapping: its pages are
     first touched inside readv, without the GIL (zero-filling or copying 1 GiB under the GIL
     starves the job's heartbeat thread for seconds)."""
-    view = memoryview(bytearray(size) if size < BIG_FRAME_BYTES else mmap.mmap(-1, size))
+    # private: a zygote's child that writes into a request's pages does not write into the zygote's
+    view = memoryview(bytearray(size) if size < BIG_FRAME_BYTES else mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE))
     done = 0
     while done < size:
         if deadline is not None:
@@ -274,7 +275,7 @@ class PythonJail:
 
     def wait_ready(self, deadline: float) -> None:
         if not self.ready:
-            header, _ = self._read(deadline)
+            header, _ = self._read(deadline, MAX_HEADER_BYTES)
             if header.get("ready") is not True:
                 raise JailCrashed("the jail did not start")
             self.ready = True
@@ -378,13 +379,13 @@ class JailedFrontend:
     def start(self) -> None:
         if self.zygote is None or not self.zygote.alive:
             self.zygote = PythonJail("frontend", self.limits)
-        self.zygote.wait_ready(time.monotonic() + self.START_S)
+        self.zygote.wait_ready(time.monotonic() + min(self.START_S, self.deadline.left()))
 
     def __call__(self, bundle, args, options):
         from .frontend import FrontendResult
-        self.start()
         request = {"bundle": bundle.to_json(), "args": [a.to_json() for a in args], "options": options}
         try:
+            self.start()
             header, blobs = self.zygote.request(request, [], self.deadline.left(), MAX_HEADER_BYTES + MAX_ANSWER_BYTES)
         except JailTimeout:
             raise self.deadline.expired() from None
@@ -451,22 +452,30 @@ class JailedToolchain:
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
             resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_ARTIFACT_BYTES, MAX_ARTIFACT_BYTES))
 
+        # stdout and stderr are files, not pipes: RLIMIT_FSIZE bounds what the jail can make the
+        # broker hold, however much a (compromised) compiler writes
+        out_fd, err_fd = os.memfd_create("kernel.so"), os.memfd_create("build.stderr")
         try:
-            process = popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            pass_fds=[source_fd], preexec_fn=limit)
+            try:
+                process = popen(cmd, stdin=subprocess.DEVNULL, stdout=out_fd, stderr=err_fd, pass_fds=[source_fd],
+                                preexec_fn=limit)
+            finally:
+                os.close(source_fd)
+            try:
+                process.wait(timeout=self.deadline.left())
+            except subprocess.TimeoutExpired:
+                raise self.deadline.expired() from None
+            finally:
+                if process.returncode is None:
+                    kill(process)  # its pid namespace: nothing of the build outlives it
+            if process.returncode != 0:
+                err = os.pread(err_fd, self.MAX_STDERR, 0)
+                raise self.toolchain.failed(kernel_name, err.decode(errors="replace"), SCRATCH)
+            out = os.pread(out_fd, MAX_ARTIFACT_BYTES, 0)
         finally:
-            os.close(source_fd)
-        try:
-            out, err = process.communicate(timeout=self.deadline.left())
-        except subprocess.TimeoutExpired:
-            kill(process)
-            raise self.deadline.expired() from None
-        finally:
-            if process.returncode is None:
-                kill(process)
-        if process.returncode != 0:
-            raise self.toolchain.failed(kernel_name, err[:self.MAX_STDERR].decode(errors="replace"), SCRATCH)
-        if len(out) > MAX_ARTIFACT_BYTES or not out.startswith(b"\x7fELF"):
+            os.close(out_fd)
+            os.close(err_fd)
+        if not out.startswith(b"\x7fELF"):
             raise KernelError(f"the C++ build of '{kernel_name}' gave no shared library", kind="build_error")
         return out
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import resource
-import shutil
 import signal
 import sys
 from collections import OrderedDict
@@ -84,11 +83,19 @@ def clear_scratch(folder: str, keep) -> None:
     """Remove what a previous child left in the scratch (all but the names in `keep`), so nothing
     passes from one job (tenant) to the next; a child cannot fork, so nothing of it still writes."""
     for name in set(os.listdir(folder)) - keep:
-        path = os.path.join(folder, name)
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            os.unlink(path)
+        _remove(os.path.join(folder, name))
+
+
+def _remove(path: str) -> None:
+    """Like rmtree, but a folder the child made unreadable (chmod 000) is opened up first, not
+    left behind with what it holds; links are removed, never followed."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        os.chmod(path, 0o700)
+        for entry in os.listdir(path):
+            _remove(os.path.join(path, entry))
+        os.rmdir(path)
+    else:
+        os.unlink(path)
 
 
 def _frontend(limits: Dict[str, int]) -> None:
