@@ -62,20 +62,19 @@ class Comparison:
                           for d in self.first], "problems": self.problems}
 
 
-def differing(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The mask of the elements of a and b (same dtype and shape) that differ beyond the dtype's tolerance."""
-    if a.dtype.name not in TOLERANCES:
+def differing(a: np.ndarray, b: np.ndarray, tolerances: Dict[str, Tuple[float, float]] = TOLERANCES) -> np.ndarray:
+    """The mask of the elements of a and b (same dtype and shape) that differ beyond the dtype's
+    tolerance (exactly, for a dtype `tolerances` does not name)."""
+    if a.dtype.name not in tolerances:
         return a != b
-    rtol, atol = TOLERANCES[a.dtype.name]
+    rtol, atol = tolerances[a.dtype.name]
     x, y = a.astype(np.float64), b.astype(np.float64)
-    with np.errstate(invalid="ignore"):  # inf - inf: infinities are close only when equal
-        near = np.abs(x - y) <= atol + rtol * np.maximum(np.abs(x), np.abs(y))
-    close = (x == y) | (near & np.isfinite(x) & np.isfinite(y))
-    return ~(close | (np.isnan(x) & np.isnan(y)))
+    # isclose is relative to its second argument: both ways is relative to the larger magnitude
+    return ~(np.isclose(x, y, rtol, atol, equal_nan=True) | np.isclose(y, x, rtol, atol, equal_nan=True))
 
 
 def compare_outputs(outputs: Dict[str, np.ndarray], others: Dict[str, np.ndarray], target: str,
-                    other: str) -> Comparison:
+                    other: str, tolerances: Dict[str, Tuple[float, float]] = TOLERANCES) -> Comparison:
     """`outputs` (the primary run's, by parameter name) against `others` (the second run's)."""
     result = Comparison(target, other)
     for name in sorted(outputs.keys() ^ others.keys()):
@@ -88,7 +87,8 @@ def compare_outputs(outputs: Dict[str, np.ndarray], others: Dict[str, np.ndarray
         flat_a, flat_b = a.reshape(-1), b.reshape(-1)
         result.differing[name] = 0
         for start in range(0, flat_a.size, CHUNK):
-            hits = np.flatnonzero(differing(flat_a[start:start + CHUNK], flat_b[start:start + CHUNK])) + start
+            hits = np.flatnonzero(differing(flat_a[start:start + CHUNK], flat_b[start:start + CHUNK],
+                                            tolerances)) + start
             result.differing[name] += len(hits)
             for i in hits[:SHOWN - len(result.first)]:
                 index = tuple(int(j) for j in np.unravel_index(i, a.shape))

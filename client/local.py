@@ -2,15 +2,16 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Optional
 
 from .args import launch_args
 from .compiler import pipeline
-from .compiler.cache import DiskCache
+from .compiler.cache import Cache, DiskCache
 from .result import LaunchResult
 
 
-def run_local(kernel: Any, core_num: int, *args: Any, target: str = "cpu", bounds: str = "fault") -> LaunchResult:
+def run_local(kernel: Any, core_num: int, *args: Any, target: str = "cpu", bounds: str = "fault",
+              cache: Optional[Cache] = None) -> LaunchResult:
     """Compile `kernel` for these arguments and run it on `core_num` blocks here.
 
     Tensors the kernel writes are copied back into the caller's arrays, as pyasc's launch does.
@@ -18,12 +19,13 @@ def run_local(kernel: Any, core_num: int, *args: Any, target: str = "cpu", bound
     (inside the Unified Buffer) into `result.warnings` instead of a fault.
     Raises ascrun.KernelError (kind bad_request, bundle_rejected, compile_error, build_error or
     runtime_error; a runtime_error carries the kernel's `log` and `warnings` up to the fault).
+    `cache`: the frontend's and toolchain's (default: on disk, DiskCache.default()).
     """
     start = time.perf_counter()
     pipeline.check_bounds(bounds)
     bundle, host = launch_args(kernel, args)
     chosen = pipeline.get_target(target)
-    cache = DiskCache.default()
+    cache = cache if cache is not None else DiskCache.default()
     built = pipeline.build(bundle, host.specs, chosen, frontend_cache=cache, artifact_cache=cache)
     ran = pipeline.run(built, chosen, core_num, host.values, bounds=bounds)
     outputs = {}

@@ -125,7 +125,7 @@ def _reduce_sum() -> Case:
 
 def _cast() -> Case:
     x = np.random.default_rng(2).uniform(-60000, 60000, N).astype(np.float32)
-    x[:6] = [0.5, 1.5, 2.5, -2.5, 2049.0, 2051.0]  # ties: to even (2049 and 2051 are ties in float16)
+    x[:6] = [0.5, 1.5, 2.5, -2.5, 2049.0, 2051.0]  # 2049 and 2051 are ties in float16: to even (2048, 2052)
     return cast_kernel, 1, (x, np.zeros(N, np.float16), N), {"z": x.astype(np.float16)}
 
 
