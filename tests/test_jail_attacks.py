@@ -20,7 +20,6 @@ DEAF = ("import os, time; os.write(1, (2).to_bytes(8, 'big') + (15).to_bytes(8, 
 
 class Hijacked(jail.PythonJail):
     def __init__(self, script: str):
-        self.stage = "run"
         self.process = jail.popen(jail.command(["/usr/bin/python3", "-I", "-c", script]), stdin=jail.subprocess.PIPE,
                                   stdout=jail.subprocess.PIPE, stderr=jail.subprocess.DEVNULL)
         self.ready = False

@@ -47,6 +47,14 @@ def test_wheel_ships_packages_and_runtime_headers(wheel):
     assert "ascrun/compiler/cpu_runtime/ascrun/launch.cpp" in sources and sources <= names
 
 
+def _run_and_list(python, check: str, cwd) -> tuple:
+    """What `check` printed in the installed environment (it must succeed), and the distributions there."""
+    out = subprocess.run([str(python), "-c", check], capture_output=True, text=True, cwd=cwd)
+    assert out.returncode == 0, out.stderr
+    deps = subprocess.run([str(python), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True)
+    return out.stdout, {line.split("==")[0].lower() for line in deps.stdout.split()}
+
+
 def test_bare_wheel_imports_without_pyasc_or_fastapi(wheel, tmp_path):
     python = _installed(str(wheel), tmp_path)
     check = ("import importlib.util, sys\n"
@@ -54,11 +62,8 @@ def test_bare_wheel_imports_without_pyasc_or_fastapi(wheel, tmp_path):
              "assert importlib.util.find_spec('asc') is None and importlib.util.find_spec('fastapi') is None\n"
              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('asc', 'fastapi', 'rq', 'redis')))\n"
              "print(ascrun.run_local.__name__, ascrun.KernelError.__mro__[1].__name__)\n")
-    out = subprocess.run([str(python), "-c", check], capture_output=True, text=True, cwd=tmp_path)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split("\n")[:2] == ["[]", "run_local AscrunError"]
-    deps = subprocess.run([str(python), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True)
-    installed = {line.split("==")[0].lower() for line in deps.stdout.split()}
+    stdout, installed = _run_and_list(python, check, tmp_path)
+    assert stdout.split("\n")[:2] == ["[]", "run_local AscrunError"]
     assert {"httpx", "numpy", "tenacity", "ascrun"} <= installed and "pyasc" not in installed
 
 
@@ -69,10 +74,7 @@ def test_server_only_install_creates_the_app_without_worker_packages(wheel, tmp_
              "app = create_app()\n"
              "assert '/v1/jobs' in {route.path for route in app.routes}\n"
              "print([m for m in ('asc', 'seccomp', 'pyseccomp') if importlib.util.find_spec(m)])\n")
-    out = subprocess.run([str(python), "-c", check], capture_output=True, text=True, cwd=tmp_path)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout == "[]\n"
-    deps = subprocess.run([str(python), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True)
-    installed = {line.split("==")[0].lower() for line in deps.stdout.split()}
+    stdout, installed = _run_and_list(python, check, tmp_path)
+    assert stdout == "[]\n"
     assert {"fastapi", "uvicorn", "redis", "rq", "ascrun"} <= installed
     assert not {"pyasc", "pyseccomp"} & installed

@@ -18,6 +18,7 @@ import json
 import mmap
 import os
 import selectors
+import shlex
 import signal
 import stat
 import subprocess
@@ -267,7 +268,6 @@ class PythonJail:
     """A long-lived jailed Python stage answering one message with one message."""
 
     def __init__(self, stage: str, limits: Dict):
-        self.stage = stage
         self.artifacts: Dict[str, bool] = {}  # a run jail's: digests of the artifacts it holds, oldest first
         self.process = popen(python_command(stage, limits), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.DEVNULL)
@@ -439,7 +439,7 @@ class JailedToolchain:
         source_fd = os.memfd_create("kernel.cpp")
         _write_all(source_fd, unit)
         os.lseek(source_fd, 0, os.SEEK_SET)
-        compile_ = " ".join(_quote(a) for a in self.toolchain.command(SCRATCH))
+        compile_ = shlex.join(self.toolchain.command(SCRATCH))
         # the .so comes back over stdout: the broker never opens a path the jail could have planted
         script = f"{compile_} >&2 && exec cat {SCRATCH}/kernel.so"
         cmd = command(["/bin/sh", "-c", script], self.toolchain.read_only_paths(),
@@ -478,11 +478,6 @@ class JailedToolchain:
         if not out.startswith(b"\x7fELF"):
             raise KernelError(f"the C++ build of '{kernel_name}' gave no shared library", kind="build_error")
         return out
-
-
-def _quote(arg: str) -> str:
-    import shlex
-    return shlex.quote(arg)
 
 
 class JailedRunners:

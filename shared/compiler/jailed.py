@@ -24,7 +24,6 @@ from typing import Any, Dict, List
 from . import jail
 from .errors import KernelError
 
-MAX_ANSWER_BYTES = jail.MAX_ANSWER_BYTES
 STDIN, STDOUT = 0, 1
 
 
@@ -121,13 +120,13 @@ def _frontend(limits: Dict[str, int]) -> None:
             _frontend_child(frames, write, limits["cpu"])
         os.close(write)
         answer = bytearray()  # relayed unparsed: the broker checks it
-        while len(answer) <= MAX_ANSWER_BYTES:
+        while len(answer) <= jail.MAX_ANSWER_BYTES:
             chunk = os.read(read, 1 << 20)
             if not chunk:
                 break
             answer += chunk
         os.close(read)
-        if len(answer) > MAX_ANSWER_BYTES:
+        if len(answer) > jail.MAX_ANSWER_BYTES:
             os.kill(pid, signal.SIGKILL)
             answer = bytearray()
         _, status = os.waitpid(pid, 0)
