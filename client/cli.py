@@ -2,7 +2,7 @@
 
   ascrun up [--host H] [--port P] [--workers N]   the embedded stack: redis-server, API server, N cpu workers
   ascrun server [--host H] [--port P]             the API server alone, against REDIS_URL
-  ascrun worker [--target T ...] [--burst]        one worker, against REDIS_URL
+  ascrun worker [--target T ...] [--only build|run] [--burst]   one worker, against REDIS_URL
   ascrun worker [--target T ...] --self-test      known kernels on those targets, checked: bringing up a host
   ascrun exec | launch | jobs | show | targets    the client side (commands.py)
 """
@@ -187,8 +187,10 @@ def cmd_worker(opts: argparse.Namespace) -> int:
         print("\n".join(lines))
         print("every stage is contained as designed" if contained else "some stage is NOT contained: see FAIL above")
         return 0 if contained else 1
+    from .server.store import STAGES
     from .server.workers.worker import serve
-    serve(opts.target or ["cpu"], Settings.from_env(), burst=opts.burst, socs=opts.soc)
+    serve(opts.target or ["cpu"], Settings.from_env(), burst=opts.burst, socs=opts.soc,
+          stages=[opts.only] if opts.only else STAGES)
     return 0
 
 
@@ -211,6 +213,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     worker.add_argument("--soc", action="append", default=[], metavar="SOC",
                         help="a SOC this worker serves jobs for (repeatable), where its target does not know "
                              "its device's (cpu: a label, e.g. to stand in for a pool's SOC in tests)")
+    worker.add_argument("--only", choices=("build", "run"),
+                        help="serve one stage: build (a host with the toolkit and no device: it compiles for run "
+                             "workers) or run (a device host: a kernel whose artifact is not cached goes to a build "
+                             "worker); default both")
     worker.add_argument("--burst", action="store_true", help="exit once the queues are empty")
     worker.add_argument("--check-jail", action="store_true",
                         help="probe what each stage's jail can and cannot do, then exit (1 if anything escapes)")

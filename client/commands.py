@@ -253,6 +253,9 @@ def cmd_show(opts: argparse.Namespace) -> int:
         lines.append(f"bounds    {job['bounds']}")
     if job.get("timings"):
         lines.append("timings   " + ", ".join(f"{k} {v:.3f} s" for k, v in job["timings"].items()))
+    if len({s["worker"] for s in (job.get("stages") or {}).values()}) > 1:  # a compile/run split
+        lines.append("stages    " + ", ".join(f"{k} on {s['worker']} ({s['seconds']:.3f} s)"
+                                              for k, s in job["stages"].items()))
     if job.get("cache"):
         lines.append("cache     " + ", ".join(f"{k} {v}" for k, v in job["cache"].items()))
     if job.get("ir_hash"):
@@ -283,7 +286,8 @@ def targets_table(targets: List[Dict[str, Any]]) -> List[str]:
         socs = ", ".join(f"{soc} ({n})" for soc, n in sorted(t["socs"].items())) or "-"
         lines.append(f"{t['name']:8} {t['workers']:>7}  {t['queued']:>6}  {oldest:>7}  {socs}")
         for w in t["live"]:
-            lines.append(f"  {w['name']}: socs {', '.join(w['socs']) or '-'}; kernel types "
+            lines.append(f"  {w['name']}: {' + '.join(w.get('stages') or ['build', 'run'])}; "
+                         f"socs {', '.join(w['socs']) or '-'}; kernel types "
                          f"{', '.join(w['kernel_types']) or '-'}; cores {w.get('cores') or '-'}; "
                          f"pyasc {w.get('pyasc') or '-'}; CANN {w.get('cann') or '-'}")
     return lines

@@ -11,7 +11,6 @@ import contextlib
 import hashlib
 import json
 import logging
-import math
 import time
 import uuid
 from typing import Optional
@@ -21,8 +20,6 @@ import redis.asyncio as aioredis
 from fastapi import Depends, FastAPI, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
-from rq import Queue
-from rq.serializers import JSONSerializer
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
@@ -38,12 +35,10 @@ from .ended import EndedJobs
 from .models import (ErrorResponse, Health, JobList, JobRequest, JobResult, MissingBlobs, MissingBlobsRequest,
                      Targets)
 from .settings import Settings
-from .store import JOB_FUNCTION, TERMINAL, JobStore, merge_record
+from .store import TERMINAL, JobStore, merge_record
 from .tenants import Tenant, Tenants
 
 DIGEST = r"^[0-9a-f]{64}$"
-# RQ's own alarm fires only after our watchdog (workers/job.py) had its chance.
-RQ_TIMEOUT_MARGIN_S = 30
 REAP_INTERVAL_S = 1.0
 SERVED_FOR_S = 1.0
 ERRORS = {status: {"model": ErrorResponse} for status in (400, 401, 404, 409, 413, 422, 429, 503, 507)}
@@ -358,14 +353,8 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
                 raise refusal(verdict, value, who.limits)
             # RQ's job and the queue's name in one transaction; if this server dies before it, the
             # reaper fails the stored job (store.reap_unqueued)
-            queue = Queue(keys.queue_name(body.target, who.name, body.soc), connection=sync_redis,
-                          serializer=JSONSerializer)
             with sync_redis.pipeline() as pipe:
-                queue.enqueue_call(JOB_FUNCTION, args=(job_id,), job_id=job_id,  # first: RQ starts the MULTI
-                                   timeout=int(math.ceil(timeout)) + RQ_TIMEOUT_MARGIN_S,
-                                   result_ttl=settings.result_ttl_s, failure_ttl=settings.result_ttl_s, pipeline=pipe)
-                pipe.sadd(keys.queues_key(body.target, body.soc), queue.name)
-                pipe.sadd(keys.queue_socs_key(body.target), body.soc or keys.ANY_SOC)
+                keys.enqueue(sync_redis, pipe, record, timeout, settings.result_ttl_s)
                 pipe.execute()
             return record
 

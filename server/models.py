@@ -164,6 +164,12 @@ class OutputRef(BaseModel):
     shape: List[int]
 
 
+class StageDone(BaseModel):
+    """A stage of a job (build: frontend and toolchain; run) and the worker that did it."""
+    worker: str
+    seconds: float
+
+
 class JobResult(BaseModel):
     """A job's state; outputs, timings, cache and ir_hash once finished, error once failed; log and
     warnings once the kernel ran (also when it faulted), in GET /v1/jobs/{id} only (null in lists)."""
@@ -181,6 +187,7 @@ class JobResult(BaseModel):
     ended_at: Optional[float] = None
     outputs: Dict[str, OutputRef] = {}
     timings: Dict[str, float] = {}
+    stages: Dict[str, StageDone] = {}  # build and run, by one worker or (a compile/run split) by two
     cache: Dict[str, str] = {}
     ir_hash: Optional[str] = None
     log: Optional[str] = None  # what printf/DumpTensor printed, block by block
@@ -211,6 +218,7 @@ class TargetWorker(BaseModel):
     """A live worker of a target, as its heartbeat describes it (Target.capabilities)."""
     name: str
     socs: List[str] = []
+    stages: List[str] = []  # build, run or both
     kernel_types: List[str] = []
     pyasc: Optional[str] = None
     cann: Optional[str] = None

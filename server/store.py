@@ -17,9 +17,11 @@ Keys (all under "ascrun:"):
   tenant:<t>:active        hash job id -> tensor bytes of the tenant's queued + running jobs
   tenant:<t>:rate:<minute> launches in that minute
   idem:<t>:<key>           "<job id> <request digest>" of a submission's Idempotency-Key
-  queues:<target>:<soc>    set of the queue names of the target and SOC ("any": jobs naming none),
-                           one per tenant that ever submitted to it; queue-socs:<target> their SOCs
-  workers:<target>[:<soc>] sorted set worker name -> time of its last heartbeat (live: within WORKER_TTL_S)
+  queues:<stage>:<target>:<soc>  set of the queue names of the stage (build, run), target and SOC
+                           ("any": jobs naming none), one per tenant that ever had a job there;
+                           queue-socs:<target> their SOCs
+  workers:<stage>:<target>[:<soc>]  sorted set worker name -> time of its last heartbeat (live:
+                           within WORKER_TTL_S), of the workers serving that stage
   worker:<name>            what a live worker serves: target -> capabilities (socs, cores, versions)
   frontend-<key>, artifact-<key>   the pipeline caches, shared by every worker
 Channel done:<id> carries a job's terminal record when it reaches it.
@@ -38,6 +40,7 @@ import redis
 from rq.intermediate_queue import IntermediateQueue
 from rq.job import Job
 from rq.queue import Queue
+from rq.serializers import JSONSerializer
 from rq.utils import utcparse
 
 from .settings import Settings
@@ -55,6 +58,11 @@ BLOB_CHUNK_BYTES = 64 << 20
 UNQUEUED_GRACE_S = 5.0  # a job still queued this long without its RQ job was lost (Redis lost data): reaped
 WORKER_BEAT_S = 1.0  # how often a worker says it is alive
 WORKER_TTL_S = 5.0  # a worker silent this long is gone
+RQ_TIMEOUT_MARGIN_S = 30  # RQ's own job timeout, past the job's (the job's deadline kills its jails first)
+# A job goes to a run queue. A worker serving only the run stage hands a job whose artifact is
+# not cached to a build queue; a worker serving only build hands the job it built back to a run
+# queue. The artifact cache is the hand-off.
+STAGES = ("build", "run")
 
 
 def blob_key(tenant: str, digest: str) -> str:
@@ -160,16 +168,16 @@ def blob_sizes(connection: redis.Redis, tenant: str, digests: Sequence[str]) -> 
 ANY_SOC = "any"  # the queues of jobs that name no SOC: every worker of the target serves them
 
 
-def queue_name(target: str, tenant: str, soc: Optional[str] = None) -> str:
-    """One RQ queue per target, SOC and tenant: a worker dequeues round-robin across tenants, so
-    one tenant's burst never delays another's job, and only from the SOCs it serves."""
-    return f"ascrun-{target}-{soc or ANY_SOC}-{tenant}"
+def queue_name(target: str, tenant: str, soc: Optional[str] = None, stage: str = "run") -> str:
+    """One RQ queue per stage, target, SOC and tenant: a worker dequeues round-robin across
+    tenants, so one tenant's burst never delays another's job, and only from the SOCs it serves."""
+    return f"ascrun-{stage}-{target}-{soc or ANY_SOC}-{tenant}"
 
 
-def queues_key(target: str, soc: Optional[str] = None) -> str:
-    """The set of the queue names of `target` and `soc`: the API adds a tenant's on its first
-    submission, workers read it every QUEUE_REFRESH_S."""
-    return f"{PREFIX}queues:{target}:{soc or ANY_SOC}"
+def queues_key(target: str, soc: Optional[str] = None, stage: str = "run") -> str:
+    """The set of the queue names of `stage`, `target` and `soc`: the API (and a worker handing a
+    job on) adds a tenant's on its first job there, workers read it every QUEUE_REFRESH_S."""
+    return f"{PREFIX}queues:{stage}:{target}:{soc or ANY_SOC}"
 
 
 def queue_socs_key(target: str) -> str:
@@ -177,45 +185,64 @@ def queue_socs_key(target: str) -> str:
     return f"{PREFIX}queue-socs:{target}"
 
 
-def workers_key(target: str, soc: Optional[str] = None) -> str:
-    return f"{PREFIX}workers:{target}" + (f":{soc}" if soc else "")
+def workers_key(target: str, soc: Optional[str] = None, stage: str = "run") -> str:
+    return f"{PREFIX}workers:{stage}:{target}" + (f":{soc}" if soc else "")
+
+
+def enqueue(connection: redis.Redis, pipe: redis.client.Pipeline, record: Dict[str, Any], timeout_s: float,
+            ttl_s: int, stage: str = "run", rq_id: Optional[str] = None) -> None:
+    """Put the job in its queue for `stage`, within `pipe` (a MULTI the caller executes), and say
+    that queue exists. `rq_id`: the RQ job's id, when it is not the job's (a job handed on)."""
+    job_id, target, soc = record["id"], record["target"], record.get("soc")
+    queue = Queue(queue_name(target, record["tenant"], soc, stage), connection=connection, serializer=JSONSerializer)
+    queue.enqueue_call(JOB_FUNCTION, args=(job_id,) if rq_id is None else (job_id, stage), job_id=rq_id or job_id,
+                       timeout=int(math.ceil(timeout_s)) + RQ_TIMEOUT_MARGIN_S, result_ttl=ttl_s, failure_ttl=ttl_s,
+                       pipeline=pipe)  # first: RQ starts the MULTI
+    pipe.sadd(queues_key(target, soc, stage), queue.name)
+    pipe.sadd(queue_socs_key(target), soc or ANY_SOC)
 
 
 def capabilities_key(name: str) -> str:
     return f"{PREFIX}worker:{name}"
 
 
+def _worker_keys(served: Dict[str, Dict[str, Any]]) -> List[str]:
+    """The liveness sets a worker serving `served` (target -> capabilities) belongs to."""
+    return [workers_key(target, soc, stage) for target, capabilities in served.items()
+            for stage in capabilities.get("stages", STAGES) for soc in [None, *capabilities.get("socs", [])]]
+
+
 def worker_beat(connection: redis.Redis, served: Dict[str, Dict[str, Any]], name: str) -> None:
-    """A worker's heartbeat (every WORKER_BEAT_S): it is live for each target it serves, and for
-    each SOC of those; what it can do (target -> capabilities, "socs" among them) lives as long."""
+    """A worker's heartbeat (every WORKER_BEAT_S): it is live for each target it serves, for each
+    stage and SOC of those; what it can do (target -> capabilities, "socs" and "stages" among them)
+    lives as long."""
     now = time.time()
     with connection.pipeline() as pipe:
-        for target, capabilities in served.items():
-            pipe.zadd(workers_key(target), {name: now})
-            for soc in capabilities.get("socs", []):
-                pipe.zadd(workers_key(target, soc), {name: now})
+        for key in _worker_keys(served):
+            pipe.zadd(key, {name: now})
         pipe.set(capabilities_key(name), json.dumps(served), ex=int(math.ceil(WORKER_TTL_S)))
         pipe.execute()
 
 
 def worker_gone(connection: redis.Redis, served: Dict[str, Dict[str, Any]], name: str) -> None:
     with connection.pipeline() as pipe:
-        for target, capabilities in served.items():
-            pipe.zrem(workers_key(target), name)
-            for soc in capabilities.get("socs", []):
-                pipe.zrem(workers_key(target, soc), name)
+        for key in _worker_keys(served):
+            pipe.zrem(key, name)
         pipe.delete(capabilities_key(name))
         pipe.execute()
 
 
-def live_workers(connection: redis.Redis, target: str, soc: Optional[str] = None) -> int:
-    """Workers of `target` (and `soc`) that beat within WORKER_TTL_S (a killed worker drops out by itself)."""
-    return connection.zcount(workers_key(target, soc), time.time() - WORKER_TTL_S, "+inf")
+def live_workers(connection: redis.Redis, target: str, soc: Optional[str] = None, stage: str = "run") -> int:
+    """Workers of `target` (and `soc`) serving `stage` that beat within WORKER_TTL_S (a killed
+    worker drops out by itself)."""
+    return connection.zcount(workers_key(target, soc, stage), time.time() - WORKER_TTL_S, "+inf")
 
 
 def live_capabilities(connection: redis.Redis, target: str) -> Dict[str, Dict[str, Any]]:
-    """Worker name -> what it said it can do for `target`, for its live workers."""
-    names = [n.decode() for n in connection.zrangebyscore(workers_key(target), time.time() - WORKER_TTL_S, "+inf")]
+    """Worker name -> what it said it can do for `target`, for its live workers of any stage."""
+    since = time.time() - WORKER_TTL_S
+    names = sorted({n.decode() for stage in STAGES
+                    for n in connection.zrangebyscore(workers_key(target, stage=stage), since, "+inf")})
     said = connection.mget([capabilities_key(n) for n in names]) if names else []
     return {name: json.loads(raw).get(target, {}) for name, raw in zip(names, said) if raw is not None}
 
@@ -223,7 +250,8 @@ def live_capabilities(connection: redis.Redis, target: str) -> Dict[str, Dict[st
 def queue_depth(connection: redis.Redis, target: str) -> Tuple[int, Optional[float]]:
     """Jobs waiting in `target`'s queues, and how long the oldest of those at their heads has waited (s)."""
     socs = [s.decode() for s in connection.smembers(queue_socs_key(target))]
-    names = sorted(connection.sunion([queues_key(target, soc) for soc in socs])) if socs else []
+    names = sorted(connection.sunion([queues_key(target, soc, stage) for soc in socs for stage in STAGES])) \
+        if socs else []
     with connection.pipeline(transaction=False) as pipe:
         for name in names:
             pipe.llen(Queue.redis_queue_namespace_prefix + name.decode())
@@ -362,6 +390,20 @@ class JobStore:
             pipe.execute()
         return record, None if raw_spec is None else json.loads(raw_spec)
 
+    def hand_off(self, job_id: str, record: Dict[str, Any], stage: str, timeout_s: float) -> None:
+        """Queue the started job again, for a worker serving `stage` (store.STAGES), with what the
+        stages so far did in its record; in one transaction, so a job is never both started and
+        queued, nor lost between them."""
+        rq_id = f"{job_id}-{stage}"
+        record.update(status="queued", stage=stage, rq_job=rq_id, queued_at=time.time())
+        with self.connection.pipeline() as pipe:
+            enqueue(self.connection, pipe, record, timeout_s, self.settings.result_ttl_s, stage, rq_id)
+            pipe.set(job_key(job_id), json.dumps(record), ex=self.settings.result_ttl_s)
+            pipe.zadd(QUEUED, {job_id: record["queued_at"]})
+            pipe.srem(STARTED, job_id)
+            pipe.delete(alive_key(job_id))
+            pipe.execute()
+
     def heartbeat(self, job_id: str) -> None:
         self.connection.set(alive_key(job_id), 1, ex=HEARTBEAT_TTL_S)
 
@@ -411,8 +453,9 @@ class JobStore:
         ended = []
         for raw in self.connection.zrangebyscore(QUEUED, 0, time.time() - UNQUEUED_GRACE_S):
             job_id = raw.decode()
-            status, started_at, origin = self.connection.hmget(Job.key_for(job_id), "status", "started_at", "origin")
-            if status == b"queued" and origin is not None and self._taken_by_a_dead_worker(job_id, origin.decode()):
+            rq_id = (self.get(job_id) or {}).get("rq_job", job_id)  # a job handed on has an RQ job per stage
+            status, started_at, origin = self.connection.hmget(Job.key_for(rq_id), "status", "started_at", "origin")
+            if status == b"queued" and origin is not None and self._taken_by_a_dead_worker(rq_id, origin.decode()):
                 pass  # failed below
             elif status is not None and status.decode() in ("queued", "deferred", "scheduled"):
                 continue
@@ -425,18 +468,18 @@ class JobStore:
                 ended.append(job_id)
         return ended
 
-    def _taken_by_a_dead_worker(self, job_id: str, queue: str) -> bool:
+    def _taken_by_a_dead_worker(self, rq_id: str, queue: str) -> bool:
         """Whether a worker moved the job out of its queue (into RQ's intermediate list) and has
         not started it for UNQUEUED_GRACE_S: it died between dequeue and start. The job is taken
         out of the list, so that RQ never hands it to another worker after we failed it."""
         intermediate = IntermediateQueue(Queue.redis_queue_namespace_prefix + queue, self.connection)
-        if self.connection.lpos(intermediate.key, job_id) is None:
+        if self.connection.lpos(intermediate.key, rq_id) is None:
             return False
-        intermediate.set_first_seen(job_id)
-        first_seen = intermediate.get_first_seen(job_id)
+        intermediate.set_first_seen(rq_id)
+        first_seen = intermediate.get_first_seen(rq_id)
         if first_seen is None or time.time() - first_seen.timestamp() < UNQUEUED_GRACE_S:
             return False
-        return bool(self.connection.lrem(intermediate.key, 0, job_id))
+        return bool(self.connection.lrem(intermediate.key, 0, rq_id))
 
     def frontend_entry(self, job_id: str) -> Optional[Dict[str, Any]]:
         key = self.connection.get(files_key(job_id))

@@ -92,7 +92,7 @@ def test_targets_show_the_live_pool_and_its_queue(pool):
                                capture_output=True, text=True, check=True).stdout.splitlines()
         assert table[0].split() == ["target", "workers", "queued", "oldest", "socs"]
         assert table[1].split()[:3] == ["cpu", "3", "1"] and table[1].endswith(f"{SOC} (1), Ghost1 (1)")
-        assert any(line.strip().startswith(f"ascrun-{os.uname().nodename}-{pool.soc_worker.pid}: socs {SOC};")
+        assert any(line.strip().startswith(f"ascrun-{os.uname().nodename}-{pool.soc_worker.pid}: build + run; socs {SOC};")
                    for line in table)
     finally:
         store.worker_gone(connection, {"cpu": {"socs": ["Ghost1"]}}, "test-ghost-worker")

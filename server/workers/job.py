@@ -11,7 +11,7 @@ import functools
 import hashlib
 import threading
 import time
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 import redis
@@ -23,16 +23,17 @@ from ...compiler.cache import MemoryCache
 from ...compiler.errors import KernelError
 from ...compiler.frontend import ArgSpec, param_names
 from ..settings import Settings
-from ..store import HEARTBEAT_S, INLINE_BYTES, JobStore, RedisCache
+from ..store import HEARTBEAT_S, INLINE_BYTES, STAGES, JobStore, RedisCache, live_workers
 
 RUN_JAILS = 4  # tenants whose run jail stays warm in one worker
 LOCAL_CACHE_BYTES = 256 << 20  # a worker's in-memory share of the compile caches
 
 
 class JailedTarget:
-    """The target's stages in jails; one per worker process, its jails reused across jobs."""
+    """The target's stages in jails; one per worker process, its jails reused across jobs. A
+    worker serving only the run stage starts no frontend and builds nothing."""
 
-    def __init__(self, name: str, settings: Settings):
+    def __init__(self, name: str, settings: Settings, stages: Sequence[str] = STAGES):
         memory = settings.worker_memory_bytes or (64 << 30)
         limits = {"memory": memory, "files": settings.worker_max_files, "cpu": settings.max_job_timeout_s + 30}
         target = pipeline.get_target(name)
@@ -40,9 +41,17 @@ class JailedTarget:
             raise KernelError(f"the worker's jails do not wrap target '{name}' yet: it runs only through "
                               "run_local and `ascrun worker --self-test`", kind="unavailable")
         self.name = name
+        self.stages = tuple(stages)
         self.frontend = jail.JailedFrontend(limits)
         self.toolchain = jail.JailedToolchain(target.toolchain, limits)
         self.runner = jail.JailedRunners(limits, RUN_JAILS)
+
+    def start(self) -> None:
+        """Warm what the stages served need before the first job: pyasc in its zygote, and the
+        prebuilt runtime (built once, by the broker)."""
+        if "build" in self.stages:
+            self.frontend.start()
+            self.toolchain.toolchain.read_only_paths()
 
     def for_job(self, tenant: str, deadline: jail.Deadline) -> "JailedTarget":
         self.frontend.deadline = self.toolchain.deadline = self.runner.deadline = deadline
@@ -54,9 +63,16 @@ class JailedTarget:
         self.runner.close()
 
 
-@functools.lru_cache(maxsize=None)
-def jailed_target(name: str) -> JailedTarget:
-    return JailedTarget(name, Settings.from_env())  # the name checked, the toolchain found (get_target)
+SERVING: Dict[str, JailedTarget] = {}  # target name -> its stages, in this worker process
+
+
+def serve_targets(names: Sequence[str], stages: Sequence[str]) -> List[JailedTarget]:
+    """The targets this worker process serves, with the stages it serves of each (fails now, not
+    per job, if a toolchain is missing)."""
+    settings = Settings.from_env()
+    for name in names:
+        SERVING[name] = JailedTarget(name, settings, stages)
+    return [SERVING[name] for name in names]
 
 
 @functools.lru_cache(maxsize=None)
@@ -70,25 +86,29 @@ def _caches(connection: redis.Redis, ttl_s: int) -> MemoryCache:
     return MemoryCache(RedisCache(connection, ttl_s), LOCAL_CACHE_BYTES)
 
 
-def _inputs(store: JobStore, tenant: str, bundle: KernelBundle, args: List[Dict[str, Any]]):
-    specs: List[ArgSpec] = []
+def _arg_specs(bundle: KernelBundle, args: List[Dict[str, Any]]) -> List[ArgSpec]:
+    """What the frontend specializes on: each argument's kind and dtype, and the value of scalars
+    and structs (checked against the bundle by the API)."""
+    return [ArgSpec("tensor", np.dtype(arg["dtype"]).name) if arg["kind"] == "tensor"
+            else ArgSpec(arg["kind"], arg["dtype"], arg["value"]) for arg in args]
+
+
+def _values(store: JobStore, tenant: str, bundle: KernelBundle, args: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """The launch's arguments by parameter name: tensors as writable arrays (the kernel's buffers)."""
     values: Dict[str, Any] = {}
     for name, arg in zip(param_names(bundle), args):
-        if arg["kind"] == "tensor":
-            if "data" in arg:
-                data = bytearray(base64.b64decode(arg["data"]))
-            else:
-                data = store.get_blob(tenant, arg["blob"])
-                if data is None:
-                    raise KernelError(f"input blob of '{name}' ({arg['blob'][:12]}...) expired before the job ran: "
-                                      "submit again", kind="bad_request")
-            array = np.frombuffer(data, dtype=arg["dtype"]).reshape(arg["shape"])  # writable: the kernel's buffer
-            specs.append(ArgSpec("tensor", array.dtype.name))
-            values[name] = array
-        else:  # a scalar, or a struct's field values (checked against the bundle by the API)
-            specs.append(ArgSpec(arg["kind"], arg["dtype"], arg["value"]))
+        if arg["kind"] != "tensor":
             values[name] = arg["value"]
-    return specs, values
+            continue
+        if "data" in arg:
+            data = bytearray(base64.b64decode(arg["data"]))
+        else:
+            data = store.get_blob(tenant, arg["blob"])
+            if data is None:
+                raise KernelError(f"input blob of '{name}' ({arg['blob'][:12]}...) expired before the job ran: "
+                                  "submit again", kind="bad_request")
+        values[name] = np.frombuffer(data, dtype=arg["dtype"]).reshape(arg["shape"])
+    return values
 
 
 def _output(store: JobStore, tenant: str, array: np.ndarray) -> Dict[str, Any]:
@@ -117,41 +137,65 @@ def _start_heartbeat(store: JobStore, job_id: str) -> threading.Event:
     return done
 
 
-def run_job(job_id: str) -> str:
-    """Entry point named in the queue (JOB_FUNCTION); returns the job's final status."""
+def run_job(job_id: str, stage: Optional[str] = None) -> str:
+    """Entry point named in the queue (JOB_FUNCTION): the job as submitted, or (`stage`) handed on
+    by a worker that serves only the other stage. Returns the job's final status."""
     rq_job = get_current_job()
     store = _store(rq_job.connection)
     settings = store.settings
-    record, spec = store.start(job_id, worker=rq_job.worker_name)
+    worker = rq_job.worker_name
+    record, spec = store.start(job_id, worker=worker)
     if record.get("status") != "started":
         return "superseded"  # already ended (the reaper failed it, or it was cancelled): run nothing
     if spec is None:
         store.fail(job_id, "bad_request", "the job's launch spec expired before a worker took it", record)
         return "failed"
     timeout_s = float(spec.get("timeout") or settings.job_timeout_s)
-    deadline = jail.Deadline(timeout_s)  # the jails are killed when it passes
+    stages: Dict[str, Dict[str, Any]] = record.setdefault("stages", {})  # stage -> its worker and seconds
+    deadline = jail.Deadline(timeout_s - sum(s["seconds"] for s in stages.values()))  # the jails die when it passes
     done = _start_heartbeat(store, job_id)
     tenant = spec["tenant"]
-    timings = {"queue": max(0.0, record["started_at"] - record.get("created_at", record["started_at"]))}
+    timings = record.setdefault("timings", {})  # an earlier stage's, if the job was handed on
+    timings["queue"] = timings.get("queue", 0.0) + max(
+        0.0, record["started_at"] - record.get("queued_at", record.get("created_at", record["started_at"])))
     frontend: List[str] = []  # the frontend cache key once known: where the job's Ascend C and IR are
 
     def fail(kind: str, message: str, **report) -> bool:
         return store.fail(job_id, kind, message, record, frontend[0] if frontend else None, **report)
 
+    served = SERVING[spec["target"]]
     start = time.perf_counter()
     try:
         bundle = KernelBundle.from_json(spec["bundle"])
-        specs, values = _inputs(store, tenant, bundle, spec["args"])
-        target = jailed_target(spec["target"]).for_job(tenant, deadline)
+        specs = _arg_specs(bundle, spec["args"])
+        options = spec.get("options") or {}
+        target = served.for_job(tenant, deadline)
         cache = _caches(store.connection, settings.artifact_ttl_s)
-        built = pipeline.build(bundle, specs, target, frontend_cache=cache, artifact_cache=cache,
-                               options=spec.get("options") or {}, on_frontend=frontend.append)
+        if "build" in served.stages:
+            built = pipeline.build(bundle, specs, target, frontend_cache=cache, artifact_cache=cache,
+                                   options=options, on_frontend=frontend.append)
+            stages["build"] = {"worker": worker, "seconds": time.perf_counter() - start}
+        else:
+            frontend.append(pipeline.frontend_key(bundle, specs, options))
+            built = pipeline.from_caches(bundle, specs, target.toolchain.id, cache, cache, options)
+            if built is None:
+                return _hand_to_build(store, record, spec, stage, target.toolchain.id, fail)
+        for name, seconds in built.timings.items():
+            timings.setdefault(name, seconds)  # a build worker's, if it built for us
+        if "run" not in served.stages:
+            record.update(cache=built.cache, toolchain=target.toolchain.id)
+            store.hand_off(job_id, record, "run", timeout_s)
+            return "handed on"
+        start = time.perf_counter()
+        values = _values(store, tenant, bundle, spec["args"])
         ran = pipeline.run(built, target, int(spec["core_num"]), values, bounds=spec.get("bounds", "fault"))
         outputs = {name: _output(store, tenant, values[name]) for name in ran.written}
-        timings.update(built.timings, run=ran.seconds, **ran.timings, total=time.perf_counter() - start)
+        stages["run"] = {"worker": worker, "seconds": time.perf_counter() - start}
+        timings.update(run=ran.seconds, **ran.timings, total=sum(s["seconds"] for s in stages.values()))
         won = store.finish(job_id, {"status": "finished", "outputs": outputs, "timings": timings,
-                                    "cache": built.cache, "ir_hash": built.frontend.ir_hash, "log": ran.log,
-                                    "warnings": ran.warnings, "error": None}, record, frontend[0])
+                                    "cache": dict(built.cache, **record.get("cache", {})),
+                                    "ir_hash": built.frontend.ir_hash, "log": ran.log, "warnings": ran.warnings,
+                                    "error": None}, record, frontend[0])
     except KernelError as e:
         won = fail(e.kind, str(e), log=e.log, warnings=e.warnings)
     except Exception as e:  # a bug of ours, not the kernel's: say so rather than hide it
@@ -159,3 +203,20 @@ def run_job(job_id: str) -> str:
     finally:
         done.set()
     return "done" if won else "superseded"
+
+
+def _hand_to_build(store: JobStore, record: Dict[str, Any], spec: Dict[str, Any], stage: Optional[str],
+                   toolchain_id: str, fail: Callable[..., bool]) -> str:
+    """A run-only worker without the job's artifact: a build worker makes it, once."""
+    target, soc = spec["target"], record.get("soc")
+    if stage == "run":  # a build worker made it for us, and it is not there
+        fail("unavailable", f"the artifact a build worker made for this job is not in the cache this run worker "
+                            f"reads: the build's toolchain ({record.get('toolchain', '?')[:12]}) differs from this "
+                            f"worker's ({toolchain_id[:12]}), or the cache evicted it: submit again")
+        return "failed"
+    if live_workers(store.connection, target, soc, "build") == 0:
+        fail("unavailable", f"this kernel is not built yet, and no worker builds for target '{target}'"
+                            + (f" SOC '{soc}'" if soc else "") + " right now")
+        return "failed"
+    store.hand_off(record["id"], record, "build", float(spec.get("timeout") or store.settings.job_timeout_s))
+    return "handed on"

@@ -22,7 +22,7 @@ from rq.worker import RoundRobinWorker, WorkerStatus
 
 from ...compiler import pipeline
 from ..settings import Settings
-from ..store import WORKER_BEAT_S, queue_name, queues_key, worker_beat, worker_gone
+from ..store import STAGES, WORKER_BEAT_S, queue_name, queues_key, worker_beat, worker_gone
 from . import job
 
 
@@ -44,11 +44,12 @@ class AscrunWorker(RoundRobinWorker):
         super().__init__(self._queue_names(kwargs["connection"]), *args, **kwargs)
 
     def _queue_names(self, connection: redis.Redis) -> list:
-        """The queues of jobs for the targets served, naming no SOC or one of the SOCs served."""
-        keys = [queues_key(target, soc) for target, capabilities in self.served.items()
-                for soc in [None, *capabilities.get("socs", [])]]
+        """The queues of jobs for the targets and stages served, naming no SOC or one of the SOCs served."""
+        keys = [queues_key(target, soc, stage) for target, capabilities in self.served.items()
+                for soc in [None, *capabilities.get("socs", [])] for stage in capabilities.get("stages", STAGES)]
         names = {n.decode() for n in connection.sunion(keys)}
-        return sorted(names) or [queue_name(next(iter(self.served)), "open")]
+        target, capabilities = next(iter(self.served.items()))  # RQ wants a queue, even before the first job
+        return sorted(names) or [queue_name(target, "open", stage=capabilities.get("stages", STAGES)[0])]
 
     def heartbeat(self, timeout=None, pipeline=None):
         """RQ beats before and after each job, two round trips each time: on the cached path that
@@ -108,20 +109,20 @@ def _wait_for_redis(connection: redis.Redis) -> None:
             delay = min(delay * 2, REDIS_RETRY_MAX_S)
 
 
-def capabilities(target: str, socs: Sequence[str]) -> Dict:
+def capabilities(target: str, socs: Sequence[str], stages: Sequence[str] = STAGES) -> Dict:
     """What this worker says it can do for `target`: the target's own capabilities; its SOCs are
-    the device's where the target knows them (CANN), else the operator's --soc labels."""
+    the device's where the target knows them (CANN), else the operator's --soc labels; the stages
+    (build, run) it serves."""
     said = pipeline.get_target(target).capabilities()
-    return dict(said, socs=sorted(said.get("socs") or set(socs)))
+    return dict(said, socs=sorted(said.get("socs") or set(socs)), stages=list(stages))
 
 
 def serve(targets: Sequence[str], settings: Settings, burst: bool = False, name: str | None = None,
-          socs: Sequence[str] = ()) -> None:
-    jailed = [job.jailed_target(target) for target in targets]  # fails now, not per job, if a toolchain is missing
+          socs: Sequence[str] = (), stages: Sequence[str] = STAGES) -> None:
+    jailed = job.serve_targets(targets, stages)
     for target in jailed:
-        target.frontend.start()
-        target.toolchain.toolchain.read_only_paths()  # the prebuilt runtime, built once by the broker
-    served = {target: capabilities(target, socs) for target in targets}
+        target.start()
+    served = {target: capabilities(target, socs, stages) for target in targets}
     connection = redis.Redis.from_url(settings.redis_url)
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
