@@ -208,14 +208,13 @@ class Load:
             thread.join(max(0.0, deadline - time.monotonic()))
 
 
-def _input_digest(spec: dict) -> str | None:
-    """The digest of the launch's input x, whether it came as a blob or inline."""
+def _input_digest(connection: redis.Redis, job_id: str, spec: dict) -> str | None:
+    """The digest of the launch's input x, whether it came as a blob or inline (kept raw, apart)."""
     arg = spec["args"][0]
     if "blob" in arg:
         return arg["blob"]
-    if "data" in arg:
-        return _digest(base64.b64decode(arg["data"]))
-    return None
+    data = connection.hget(store.inputs_key(job_id), arg["input"]) if "input" in arg else None
+    return None if data is None else _digest(data)
 
 
 def _check_late(http: httpx.Client, record: dict, x: np.ndarray) -> bool:
@@ -262,7 +261,7 @@ def audit(url: str, redis_url: str, load: Load, deadline: float) -> dict:
         if records[job_id].get("started_at") is None:
             continue
         raw = connection.get(store.spec_key(job_id))
-        digest = _input_digest(json.loads(raw)) if raw is not None else load.accepted.get(job_id)
+        digest = _input_digest(connection, job_id, json.loads(raw)) if raw is not None else load.accepted.get(job_id)
         if digest is not None:
             started_by_input[digest].add(job_id)
     for jobs in started_by_input.values():

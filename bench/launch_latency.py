@@ -77,7 +77,7 @@ def measure(url: str, launches: int) -> None:
     print(f"  launch end to end:    p50 {p50 * 1e3:6.1f} ms   p95 {p95 * 1e3:6.1f} ms")
     print(f"  bare HTTP round trip: p50 {b50 * 1e3:6.1f} ms   p95 {b95 * 1e3:6.1f} ms   "
           f"({len(payload) // 1024} KiB up, {x.nbytes // 1024} KiB down)")
-    print(f"  ratio launch / bare (p50): {p50 / b50:.1f}x")
+    print(f"  ratio launch / bare (p50): {p50 / b50:.2f}x")
     print("  where a launch's time goes (p50 per stage; upload = bundle + blob check, queue = enqueue to start,\n"
           "  other = what no stage covers: API handling, waking the waiting request, client):")
     for stage, values in stages.items():

@@ -15,6 +15,7 @@ import uuid
 from typing import TYPE_CHECKING, Any, Callable, Dict, Optional
 
 import httpx
+import numpy as np
 import tenacity
 
 from .args import HostArgs, launch_args
@@ -69,15 +70,18 @@ class Client:
 
     @staticmethod
     def _arguments(host: HostArgs) -> tuple:
-        """The job's argument JSON (small tensors inline), and the bytes of each tensor blob by digest."""
+        """The job's argument JSON (small tensors inline, all-zero ones as `zeros`), and the bytes of
+        each tensor blob by digest."""
         args, blobs = [], {}
         for spec, (name, value) in zip(host.specs, host.values.items()):
             if spec.kind == "tensor":
                 arg = {"kind": "tensor", "dtype": spec.dtype, "shape": list(value.shape)}
-                if value.nbytes <= INLINE_BYTES:
-                    arg["data"] = base64.b64encode(value.tobytes()).decode()
+                data = value.tobytes()
+                if not np.frombuffer(data, np.uint8).any():  # bytes, not values: -0.0 is not zeros
+                    arg["zeros"] = True
+                elif value.nbytes <= INLINE_BYTES:
+                    arg["data"] = base64.b64encode(data).decode()
                 else:
-                    data = value.tobytes()
                     arg["blob"] = hashlib.sha256(data).hexdigest()
                     blobs[arg["blob"]] = data
                 args.append(arg)

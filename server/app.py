@@ -335,15 +335,20 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
             raise unserved(body.target, body.soc)
         record = {"id": job_id, "status": "queued", "tenant": who.name, "target": body.target, "soc": body.soc,
                   "core_num": body.core_num, "kernel": bundle.entry, "bounds": body.bounds, "created_at": time.time()}
+        args, inputs = [], {}
+        for arg in body.args:  # an inline tensor's bytes go apart, raw: no base64 in and out of JSON again
+            args.append(arg.model_dump(exclude_none=True, exclude={"data"}))
+            if arg.kind == "tensor" and arg.raw is not None:
+                args[-1]["input"] = str(len(inputs))
+                inputs[args[-1]["input"]] = arg.raw
         spec = {"tenant": who.name, "bundle": bundle.to_json(), "core_num": body.core_num, "target": body.target,
-                "args": [a.model_dump(exclude_none=True) for a in body.args], "options": body.options,
-                "timeout": timeout, "bounds": body.bounds}
+                "args": args, "options": body.options, "timeout": timeout, "bounds": body.bounds}
         idempotency = None
         if idempotency_key:
             idempotency = (keys.idempotency_key(who.name, idempotency_key),
                            hashlib.sha256(body.model_dump_json().encode()).hexdigest())
         while True:
-            verdict, value = jobs.admit(record, spec, in_flight, who.limits, idempotency)
+            verdict, value = jobs.admit(record, spec, inputs, in_flight, who.limits, idempotency)
             if verdict == "earlier":
                 found = jobs.get(value)
                 if found is not None:  # else it expired just now: this submission makes a new job

@@ -1,13 +1,12 @@
 """The HTTP API's JSON shapes (pydantic), as the OpenAPI docs show them."""
 from __future__ import annotations
 
-import base64
 import binascii
 import math
 from typing import Annotated, Any, Dict, List, Literal, Optional, Union
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 from pydantic_core import PydanticCustomError
 
 from ..compiler import structs
@@ -60,23 +59,27 @@ class Bundle(Strict):
 
 
 class TensorArg(Strict):
-    """A tensor's bytes: uploaded first as `blob`, or (up to INLINE_BYTES) inline as base64 `data`."""
+    """A tensor's bytes: uploaded first as `blob`, (up to INLINE_BYTES) inline as base64 `data`, or
+    `zeros` (every byte 0, as an output buffer usually is: nothing to send, whatever its size)."""
     kind: Literal["tensor"]
     blob: Optional[Digest] = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     data: Optional[str] = Field(default=None, max_length=4 * math.ceil(INLINE_BYTES / 3),
                                 description=f"base64 of the tensor's bytes, at most {INLINE_BYTES} bytes")
+    zeros: Optional[Literal[True]] = Field(default=None, description="true: every byte of the tensor is 0")
     dtype: Literal[TENSOR_DTYPES]  # type: ignore[valid-type]
     shape: List[Annotated[int, Field(ge=0, le=2 ** 62)]] = Field(max_length=32)
+    _raw: Optional[bytes] = PrivateAttr(None)  # `data` decoded: what the API stores for the worker
 
     @model_validator(mode="after")
     def _bytes(self) -> "TensorArg":
-        if (self.blob is None) == (self.data is None):
-            raise PydanticCustomError("tensor_bytes", "a tensor has either a blob or inline data")
+        if [self.blob, self.data, self.zeros].count(None) != 2:
+            raise PydanticCustomError("tensor_bytes", "a tensor has one of a blob, inline data or zeros")
         if self.data is not None:
             try:
-                size = len(base64.b64decode(self.data, validate=True))
+                self._raw = binascii.a2b_base64(self.data, strict_mode=True)
             except (binascii.Error, ValueError):
                 raise PydanticCustomError("tensor_data", "data is not base64") from None
+            size = len(self._raw)
             expected = self.nbytes
             if size != expected:
                 raise PydanticCustomError("tensor_data", "{dtype}{shape} needs {expected} bytes but data has {size}",
@@ -87,6 +90,10 @@ class TensorArg(Strict):
     @property
     def nbytes(self) -> int:
         return math.prod(self.shape) * np.dtype(self.dtype).itemsize
+
+    @property
+    def raw(self) -> Optional[bytes]:
+        return self._raw
 
 
 class ScalarArg(Strict):

@@ -8,6 +8,8 @@ Keys (all under "ascrun:"):
                            digest -> size) and tenant:<t>:stored (their sum): what max_stored_bytes caps
   job:<id>                 JSON record of a job that is queued or started
   spec:<id>                JSON launch spec (tenant, bundle, args, core_num, target, bounds, timeout)
+  inputs:<id>              hash: the bytes of the job's inline tensors (an arg's "input" names its
+                           field), sent as base64 but kept raw; TTL blob_ttl_s, as an uploaded blob's
   final:<id>               JSON terminal record; written once (SET NX), so the first outcome wins
   files:<id>               the frontend-<key> holding the job's generated Ascend C and ASC-IR
   alive:<id>               the running job's heartbeat (short TTL, refreshed by its work horse)
@@ -50,8 +52,8 @@ TERMINAL = ("finished", "failed", "timed_out")
 HEARTBEAT_S = 1.0  # how often a running job says it is alive
 HEARTBEAT_TTL_S = 5  # a job silent this long has lost its work horse
 # Tensors up to this size travel inline (base64) in the submission and in the result: a cached
-# launch is then one request. In a spec, a tensor argument has "data" instead of "blob"; in a
-# result, an output has "data" instead of "blob".
+# launch is then one request. In a spec, such a tensor argument has "input" (its field in
+# inputs:<id>) instead of "blob"; in a result, an output has "data" instead of "blob".
 INLINE_BYTES = 64 << 10
 JOB_FUNCTION = "ascrun.server.workers.job.run_job"  # what the API enqueues (a name: the API imports no worker code)
 BLOB_CHUNK_BYTES = 64 << 20
@@ -87,6 +89,10 @@ def job_key(job_id: str) -> str:
 
 def spec_key(job_id: str) -> str:
     return f"{PREFIX}spec:{job_id}"
+
+
+def inputs_key(job_id: str) -> str:
+    return f"{PREFIX}inputs:{job_id}"
 
 
 def final_key(job_id: str) -> str:
@@ -325,6 +331,10 @@ redis.call('ZADD', KEYS[6], ARGV[9], ARGV[1])
 redis.call('ZADD', KEYS[7], ARGV[9], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[7], 0, ARGV[9] - ARGV[8])
 if ARGV[10] ~= '' then redis.call('SET', KEYS[3], ARGV[10], 'EX', ARGV[8]) end
+if #ARGV > 14 then
+  redis.call('HSET', KEYS[8], unpack(ARGV, 15))
+  redis.call('EXPIRE', KEYS[8], ARGV[14])
+end
 return {'admitted'}
 """
 
@@ -338,8 +348,8 @@ class JobStore:
         self._finish = connection.register_script(FINISH_LUA)
         self._admit = connection.register_script(ADMIT_LUA)
 
-    def admit(self, record: Dict[str, Any], spec: Dict[str, Any], in_flight_bytes: int, limits: Any,
-              idempotency: Optional[Tuple[str, str]] = None) -> Tuple[str, Optional[str]]:
+    def admit(self, record: Dict[str, Any], spec: Dict[str, Any], inputs: Dict[str, bytes], in_flight_bytes: int,
+              limits: Any, idempotency: Optional[Tuple[str, str]] = None) -> Tuple[str, Optional[str]]:
         """Check the tenant's quotas and, atomically with that, store the job (record, spec, active
         slot): no job is ever stored over a quota. One script, no WATCH: a busy tenant's concurrent
         submissions never retry. The caller enqueues the job next; a job stored but never enqueued
@@ -350,16 +360,13 @@ class JobStore:
         idem_key, digest = idempotency or ("", "")
         keys = [tenant_key(tenant, f"rate:{int(time.time() // 60)}"), tenant_key(tenant, "active"),
                 idem_key or tenant_key(tenant, "no-idempotency-key"), spec_key(job_id), job_key(job_id), QUEUED,
-                tenant_key(tenant, "jobs")]
+                tenant_key(tenant, "jobs"), inputs_key(job_id)]
         args = [job_id, in_flight_bytes, limits.launches_per_minute, limits.max_active_jobs,
                 limits.max_bytes_in_flight, json.dumps(spec), json.dumps(record), ttl, record["created_at"],
-                f"{job_id} {digest}" if idem_key else "", digest, job_key(""), final_key("")]
+                f"{job_id} {digest}" if idem_key else "", digest, job_key(""), final_key(""),
+                self.settings.blob_ttl_s, *[x for field in inputs.items() for x in field]]
         verdict, *value = self._admit(keys=keys, args=args)
         return verdict.decode(), value[0].decode() if value else None
-
-    def spec(self, job_id: str) -> Optional[Dict[str, Any]]:
-        raw = self.connection.get(spec_key(job_id))
-        return None if raw is None else json.loads(raw)
 
     def get(self, job_id: str) -> Optional[Dict[str, Any]]:
         record, final = self.connection.mget(job_key(job_id), final_key(job_id))
@@ -371,13 +378,15 @@ class JobStore:
         return [r for r in records if r is not None]
 
     def start(self, job_id: str, worker: Optional[str]) -> Tuple[Dict[str, Any], Optional[Dict[str, Any]]]:
-        """Mark the job started (its heartbeat begins) and return its record and launch spec; a job
+        """Mark the job started (its heartbeat begins) and return its record and launch spec (with
+        its inline tensors' bytes by field under "inputs", those that have not expired); a job
         that already ended (reaped or cancelled while queued) comes back as it is, unchanged. Two
         round trips: this is on every launch's path."""
         with self.connection.pipeline(transaction=False) as pipe:
             pipe.mget(job_key(job_id), final_key(job_id))
             pipe.get(spec_key(job_id))
-            (raw, final), raw_spec = pipe.execute()
+            pipe.hgetall(inputs_key(job_id))
+            (raw, final), raw_spec, inputs = pipe.execute()
         record = merge_record(raw, final) or {"id": job_id}
         if record.get("status") in TERMINAL:
             return record, None
@@ -388,7 +397,9 @@ class JobStore:
             pipe.zrem(QUEUED, job_id)
             pipe.set(job_key(job_id), json.dumps(record), ex=self.settings.result_ttl_s)
             pipe.execute()
-        return record, None if raw_spec is None else json.loads(raw_spec)
+        if raw_spec is None:
+            return record, None
+        return record, dict(json.loads(raw_spec), inputs={k.decode(): v for k, v in inputs.items()})
 
     def hand_off(self, job_id: str, record: Dict[str, Any], stage: str, timeout_s: float) -> None:
         """Queue the started job again, for a worker serving `stage` (store.STAGES), with what the

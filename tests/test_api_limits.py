@@ -159,8 +159,10 @@ def test_empty_tensor_is_a_present_blob(api):
     ({"data": base64.b64encode(bytes(100)).decode(), "shape": [64]},
      "tensor: float32[64] needs 256 bytes but data has 100"),  # not what dtype and shape say
     ({"data": "not base64!", "shape": [64]}, "data is not base64"),
-    ({"data": "", "blob": "0" * 64, "shape": [0]}, "a tensor has either a blob or inline data"),
-    ({"shape": [64]}, "a tensor has either a blob or inline data"),
+    ({"data": "", "blob": "0" * 64, "shape": [0]}, "a tensor has one of a blob, inline data or zeros"),
+    ({"zeros": True, "blob": "0" * 64, "shape": [4]}, "a tensor has one of a blob, inline data or zeros"),
+    ({"shape": [64]}, "a tensor has one of a blob, inline data or zeros"),
+    ({"zeros": False, "shape": [64]}, "Input should be True"),
     ({"data": base64.b64encode(bytes(store.INLINE_BYTES + 4)).decode(), "shape": [store.INLINE_BYTES // 4 + 1]},
      "String should have at most"),  # over INLINE_BYTES: upload it as a blob
     ({"blob": "0" * 64, "shape": [-1]}, "Input should be greater than or equal to 0"),
@@ -183,6 +185,28 @@ def test_small_tensors_travel_inline_both_ways(client):
         client._http.event_hooks["request"].clear()
     np.testing.assert_array_equal(z, x + 1)
     assert [r.split()[0] for r in requests] == ["POST"], requests  # no upload, no download
+
+
+def test_zero_filled_tensors_are_not_sent_whatever_their_size(client):
+    """An all-zero tensor (an output buffer, usually) travels as `zeros`: a 128 KiB one needs no
+    upload; -0.0 is not zeros (its bytes differ), so a kernel still sees its sign."""
+    requests = []
+    client._http.event_hooks["request"].append(lambda r: requests.append(f"{r.method} {r.url.path}"))
+    try:
+        x = np.random.default_rng(8).random(32768, dtype=np.float32)  # 128 KiB: a blob
+        y = np.zeros_like(x)
+        z = np.zeros_like(x)
+        client.launch(ops.binary_kernel, 8, x, y, z, 4096, "add")
+        np.testing.assert_array_equal(z, x)
+        # x's upload only (the first POST answers 409 naming it), and the output's download
+        assert [r.split()[0] for r in requests] == ["POST", "PUT", "POST", "GET"], requests
+        requests.clear()
+        minus = np.full(64, -0.0, np.float32)
+        z = np.zeros(64, np.float32)
+        client.launch(ops.binary_kernel, 1, minus, np.ones(64, np.float32), z, 64, "mul")
+        assert np.signbit(z).all() and requests == ["POST /v1/jobs"]
+    finally:
+        client._http.event_hooks["request"].clear()
 
 
 def test_over_cap_upload_is_refused_before_its_body(pool):

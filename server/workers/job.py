@@ -93,20 +93,22 @@ def _arg_specs(bundle: KernelBundle, args: List[Dict[str, Any]]) -> List[ArgSpec
             else ArgSpec(arg["kind"], arg["dtype"], arg["value"]) for arg in args]
 
 
-def _values(store: JobStore, tenant: str, bundle: KernelBundle, args: List[Dict[str, Any]]) -> Dict[str, Any]:
+def _values(store: JobStore, bundle: KernelBundle, spec: Dict[str, Any]) -> Dict[str, Any]:
     """The launch's arguments by parameter name: tensors as writable arrays (the kernel's buffers)."""
     values: Dict[str, Any] = {}
-    for name, arg in zip(param_names(bundle), args):
+    for name, arg in zip(param_names(bundle), spec["args"]):
         if arg["kind"] != "tensor":
             values[name] = arg["value"]
             continue
-        if "data" in arg:
-            data = bytearray(base64.b64decode(arg["data"]))
+        if arg.get("zeros"):
+            data = bytearray(int(np.prod(arg["shape"])) * np.dtype(arg["dtype"]).itemsize)
+        elif "input" in arg:  # inline in the submission
+            data = spec["inputs"].get(arg["input"])
+            data = None if data is None else bytearray(data)
         else:
-            data = store.get_blob(tenant, arg["blob"])
-            if data is None:
-                raise KernelError(f"input blob of '{name}' ({arg['blob'][:12]}...) expired before the job ran: "
-                                  "submit again", kind="bad_request")
+            data = store.get_blob(spec["tenant"], arg["blob"])
+        if data is None:
+            raise KernelError(f"the input of '{name}' expired before the job ran: submit again", kind="bad_request")
         values[name] = np.frombuffer(data, dtype=arg["dtype"]).reshape(arg["shape"])
     return values
 
@@ -187,7 +189,7 @@ def run_job(job_id: str, stage: Optional[str] = None) -> str:
             store.hand_off(job_id, record, "run", timeout_s)
             return "handed on"
         start = time.perf_counter()
-        values = _values(store, tenant, bundle, spec["args"])
+        values = _values(store, bundle, spec)
         ran = pipeline.run(built, target, int(spec["core_num"]), values, bounds=spec.get("bounds", "fault"))
         outputs = {name: _output(store, tenant, values[name]) for name in ran.written}
         stages["run"] = {"worker": worker, "seconds": time.perf_counter() - start}
