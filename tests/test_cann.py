@@ -20,6 +20,7 @@ NO_CANN = cann.missing_cann()
 needs_cann = pytest.mark.skipif(NO_CANN is not None, reason=f"needs CANN and bisheng: {NO_CANN}")
 needs_npu = pytest.mark.skipif(NO_CANN is not None or not Path("/dev/davinci0").exists(),
                                reason=f"needs CANN, bisheng and an Ascend NPU (/dev/davinci0): {NO_CANN or 'no device'}")
+LIMITS = {"memory": 8 << 30, "files": 256, "cpu": 120}
 FRAMEWORK_ARGS = [ArgSpec("tensor", "float32")] * 3 + [ArgSpec("scalar", "int", 2048), ArgSpec("scalar", "int", 128)]
 
 
@@ -171,8 +172,8 @@ def test_sim_toolchain_id_is_the_installation_s():
     assert chain.id == cann.toolchain_id(cann.cann_version(os.environ["ASCEND_HOME_PATH"]), chain.bisheng_version,
                                          chain.arch, chain.flags)
     caps = target.capabilities()
-    assert caps["soc"] == (os.environ.get(cann.SIM_SOC_ENV) or cann.DEFAULT_SIM_SOC)
-    assert caps["core_num"] > 0 and caps["kernel_types"] == list(cann.KERNEL_TYPES) and caps["cann"]
+    assert caps["socs"] == [os.environ.get(cann.SIM_SOC_ENV) or cann.DEFAULT_SIM_SOC]
+    assert caps["cores"] > 0 and caps["kernel_types"] == list(cann.KERNEL_TYPES) and caps["cann"]
 
 
 @needs_npu
@@ -182,7 +183,69 @@ def test_npu_runs_the_framework_tutorial(framework_example):
     z = np.zeros_like(x)
     ascrun.run_local(framework_example.vadd_framework_kernel, 8, x, y, z, 2048, 128, target="npu")
     np.testing.assert_array_equal(z, x + y)
-    assert cann.NpuTarget().capabilities()["soc"].startswith("Ascend910")
+    assert cann.NpuTarget().capabilities()["socs"][0].startswith("Ascend910")
+
+
+def test_a_cann_jail_sees_the_installation_and_no_secret(tmp_path):
+    home = tmp_path / "ascend-toolkit" / "8.0"
+    (home / "bin").mkdir(parents=True)
+    latest = tmp_path / "ascend-toolkit" / "latest"
+    latest.symlink_to(home)
+    environ = {"ASCEND_HOME_PATH": str(latest), "ASCEND_OPP_PATH": f"{latest}/opp", "REDIS_URL": "redis://secret",
+               "ASCRUN_TENANTS": "{}", "AWS_SECRET_ACCESS_KEY": "x", "PYASC_COMPILER": f"{home}/bin/bisheng",
+               "LD_LIBRARY_PATH": f"{latest}/lib64:/nonexistent", "PATH": f"{latest}/bin:/root/.local/bin:/usr/bin"}
+    ro, environment = cann.jail_view(environ)
+    assert ro == sorted({str(latest), str(home), str(home / "bin")})
+    assert environment == {"ASCEND_HOME_PATH": str(latest), "ASCEND_OPP_PATH": f"{latest}/opp",
+                           "PYASC_COMPILER": f"{home}/bin/bisheng", "LD_LIBRARY_PATH": f"{latest}/lib64:/nonexistent",
+                           "PATH": f"{latest}/bin:/usr/bin:/bin"}
+    command = jail.python_command("device:NPU::0", LIMITS, ro, ["/dev/davinci0"], environment)
+    assert command[command.index("--dev-bind") + 1:command.index("--dev-bind") + 3] == ["/dev/davinci0"] * 2
+    assert "redis://secret" not in command and "--clearenv" in command
+
+
+def test_the_device_process_starts_in_its_jail_and_says_why_it_cannot_run():
+    """jailed.py's device stage for real: pyasc imported inside the jail, then its set_platform
+    finds no runtime library on this host, and says so over the pipe."""
+    ro, environment = cann.jail_view({"ASCEND_HOME_PATH": "/nonexistent/ascend", "PATH": "/usr/bin"})
+    process = jail.popen(jail.python_command("device:Model:Ascend910B1:0", LIMITS, ro, [], environment),
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        header, blobs = jail.read_message(process.stdout.fileno(), deadline=time.monotonic() + 120)
+    except EOFError:
+        jail.kill(process)
+        raise AssertionError(process.stderr.read().decode()[-3000:])
+    finally:
+        jail.kill(process)
+    assert header["error"]["kind"] == "unavailable" and not blobs
+    assert header["error"]["message"].startswith("RuntimeError: Runtime library is not available!")
+
+
+def test_a_cann_build_runs_in_its_jail_and_says_why_it_cannot_build(monkeypatch):
+    """jailed.py's cann-build stage for real: without bisheng, pyasc's Compiler cannot start in
+    the jail, and the broker gets that as the build's error."""
+    monkeypatch.setenv("ASCEND_HOME_PATH", "/nonexistent/ascend")
+    monkeypatch.delenv("PYASC_COMPILER", raising=False)
+    probe = type("Probe", (), {"soc": "Ascend910B1", "id": "no-bisheng"})()
+    chain = cann.JailedCannToolchain(probe, LIMITS)
+    with pytest.raises(KernelError) as e:
+        chain.build("extern \"C\" void k() {}", "k")
+    assert e.value.kind == "unavailable" and str(e.value).startswith("pyasc's compiler cannot start:")
+
+
+@needs_cann
+def test_sim_in_jails_runs_the_framework_tutorial(framework_example):
+    target = cann.SimTarget(LIMITS)
+    try:
+        result = frontend.run(bundle.collect(framework_example.vadd_framework_kernel), FRAMEWORK_ARGS)
+        artifact = target.toolchain.build(result.source, result.kernel_name)
+        rng = np.random.default_rng(2)
+        x, y = rng.random(8 * 2048).astype(np.float32), rng.random(8 * 2048).astype(np.float32)
+        z = np.zeros_like(x)
+        target.runner.for_tenant("alice").run(artifact, 8, result.params, result.kernel_args, [x, y, z, 2048, 128])
+        np.testing.assert_array_equal(z, x + y)
+    finally:
+        target.runner.close()
 
 
 def test_device_process_says_why_it_cannot_start():

@@ -17,7 +17,7 @@ import numpy as np
 import redis
 from rq import get_current_job
 
-from ...compiler import jail, pipeline
+from ...compiler import jail, pipeline, targets
 from ...compiler.bundle import KernelBundle
 from ...compiler.cache import MemoryCache
 from ...compiler.errors import KernelError
@@ -25,7 +25,6 @@ from ...compiler.frontend import ArgSpec, param_names
 from ..settings import Settings
 from ..store import HEARTBEAT_S, INLINE_BYTES, STAGES, JobStore, RedisCache, live_workers
 
-RUN_JAILS = 4  # tenants whose run jail stays warm in one worker
 LOCAL_CACHE_BYTES = 256 << 20  # a worker's in-memory share of the compile caches
 
 
@@ -36,22 +35,19 @@ class JailedTarget:
     def __init__(self, name: str, settings: Settings, stages: Sequence[str] = STAGES):
         memory = settings.worker_memory_bytes or (64 << 30)
         limits = {"memory": memory, "files": settings.worker_max_files, "cpu": settings.max_job_timeout_s + 30}
-        target = pipeline.get_target(name)
-        if not target.jailed:  # a worker runs no tenant code outside a jail
-            raise KernelError(f"the worker's jails do not wrap target '{name}' yet: it runs only through "
-                              "run_local and `ascrun worker --self-test`", kind="unavailable")
+        self.target = targets.jailed(name, limits)  # a worker runs no tenant code outside a jail
         self.name = name
         self.stages = tuple(stages)
         self.frontend = jail.JailedFrontend(limits)
-        self.toolchain = jail.JailedToolchain(target.toolchain, limits)
-        self.runner = jail.JailedRunners(limits, RUN_JAILS)
+        self.toolchain = self.target.toolchain
+        self.runner = self.target.runner
 
     def start(self) -> None:
-        """Warm what the stages served need before the first job: pyasc in its zygote, and the
-        prebuilt runtime (built once, by the broker)."""
+        """Warm what the stages served need before the first job: pyasc in its zygote, and what
+        the toolchain prepares once."""
         if "build" in self.stages:
             self.frontend.start()
-            self.toolchain.toolchain.read_only_paths()
+            self.toolchain.warm()
 
     def for_job(self, tenant: str, deadline: jail.Deadline) -> "JailedTarget":
         self.frontend.deadline = self.toolchain.deadline = self.runner.deadline = deadline

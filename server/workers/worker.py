@@ -20,7 +20,6 @@ from rq.serializers import JSONSerializer
 from rq.utils import now as utcnow
 from rq.worker import RoundRobinWorker, WorkerStatus
 
-from ...compiler import pipeline
 from ..settings import Settings
 from ..store import STAGES, WORKER_BEAT_S, queue_name, queues_key, worker_beat, worker_gone
 from . import job
@@ -109,12 +108,12 @@ def _wait_for_redis(connection: redis.Redis) -> None:
             delay = min(delay * 2, REDIS_RETRY_MAX_S)
 
 
-def capabilities(target: str, socs: Sequence[str], stages: Sequence[str] = STAGES) -> Dict:
+def capabilities(target: "job.JailedTarget", socs: Sequence[str]) -> Dict:
     """What this worker says it can do for `target`: the target's own capabilities; its SOCs are
     the device's where the target knows them (CANN), else the operator's --soc labels; the stages
     (build, run) it serves."""
-    said = pipeline.get_target(target).capabilities()
-    return dict(said, socs=sorted(said.get("socs") or set(socs)), stages=list(stages))
+    said = target.target.capabilities()
+    return dict(said, socs=sorted(said.get("socs") or set(socs)), stages=list(target.stages))
 
 
 def serve(targets: Sequence[str], settings: Settings, burst: bool = False, name: str | None = None,
@@ -122,7 +121,7 @@ def serve(targets: Sequence[str], settings: Settings, burst: bool = False, name:
     jailed = job.serve_targets(targets, stages)
     for target in jailed:
         target.start()
-    served = {target: capabilities(target, socs, stages) for target in targets}
+    served = {target.name: capabilities(target, socs) for target in jailed}
     connection = redis.Redis.from_url(settings.redis_url)
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")

@@ -175,6 +175,33 @@ def device_env(environ: Mapping[str, str], backend: str, home: str, soc: str, to
     return env
 
 
+# What a CANN stage's jail sees besides Python and ascrun: the installation read-only, the NPU's
+# device nodes (npu only), and these variables of the worker's environment (never its secrets).
+JAIL_VARIABLES = ("PYASC_COMPILER", "PYASC_LINKER", "LD_LIBRARY_PATH", "LD_PRELOAD", SIM_SOC_ENV, "ASCENDC_DUMP")
+NPU_DEVICES = ("/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")
+DRIVER_PATHS = ("/usr/local/Ascend/driver", "/etc/ascend_install.info")  # the NPU driver's libraries and version
+
+
+def jail_view(environ: Mapping[str, str]) -> Tuple[List[str], Dict[str, str]]:
+    """(read-only paths, environment) of a CANN stage's jail: the CANN installation, the compiler
+    and linker, the library folders on LD_LIBRARY_PATH and the driver, where they exist; the
+    ASCEND_* variables and JAIL_VARIABLES; PATH keeps only the folders inside those paths."""
+    environment = {k: v for k, v in environ.items() if k.startswith("ASCEND_") or k in JAIL_VARIABLES}
+    paths = [environ["ASCEND_HOME_PATH"], *DRIVER_PATHS]
+    paths += [os.path.dirname(environ[k]) for k in ("PYASC_COMPILER", "PYASC_LINKER") if environ.get(k)]
+    paths += [p for p in environ.get("LD_LIBRARY_PATH", "").split(":") if p]
+    ro = sorted({q for p in paths if os.path.exists(p) for q in (os.path.abspath(p), os.path.realpath(p))})
+    inside = [p for p in environ.get("PATH", "").split(":")
+              if p and any(os.path.realpath(p).startswith(r.rstrip("/") + "/") or os.path.realpath(p) == r for r in ro)]
+    environment["PATH"] = ":".join([*inside, "/usr/bin", "/bin"])
+    return ro, environment
+
+
+def npu_devices() -> List[str]:
+    """The device nodes pyasc's runtime opens on an NPU host."""
+    return sorted(str(p) for p in Path("/dev").glob("davinci[0-9]*")) + [d for d in NPU_DEVICES if os.path.exists(d)]
+
+
 # ---------------------------------------------------------------------------------------------
 # Toolchain
 
@@ -229,6 +256,36 @@ class CannToolchain:
         header = {"kernel_name": kernel_name, "kernel_type": kernel_type, "core_type": kernel.core_type.value,
                   "debug": kernel.enable_debug, "toolchain": self.id}
         return pack_artifact(header, kernel.binary)
+
+
+class JailedCannToolchain:
+    """CannToolchain.build in a fresh jail (jailed.py's cann-build stage): bisheng reads the
+    kernel's C++ there, never in the broker."""
+
+    def __init__(self, toolchain: CannToolchain, limits: Dict[str, int]):
+        self.toolchain, self.limits, self.id = toolchain, limits, toolchain.id
+        self.deadline = jail.Deadline(3600)
+
+    def warm(self) -> None:
+        pass  # nothing to prepare: pyasc's Compiler starts anew in each build's jail
+
+    def build(self, source: str, kernel_name: str) -> bytes:
+        ro, environment = jail_view(os.environ)
+        stage = jail.PythonJail(f"cann-build:{self.toolchain.soc}", self.limits, ro, (), environment)
+        try:
+            reply, blobs = stage.request({"source": source, "kernel_name": kernel_name}, [], self.deadline.left(),
+                                         jail.MAX_HEADER_BYTES + jail.MAX_ARTIFACT_BYTES)
+        except jail.JailTimeout:
+            raise self.deadline.expired() from None
+        except jail.JailCrashed as e:
+            raise BuildError(f"the build of '{kernel_name}' crashed its jail: {e}") from None
+        finally:
+            stage.close()
+        if "error" in reply:
+            raise KernelError(str(reply["error"].get("message")), kind=str(reply["error"].get("kind", "build_error")))
+        if len(blobs) != 1 or not bytes(blobs[0][:len(ARTIFACT_MAGIC)]) == ARTIFACT_MAGIC:
+            raise KernelError(f"the build jail of '{kernel_name}' answered out of protocol", kind="build_error")
+        return bytes(blobs[0])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -373,24 +430,45 @@ class CannRunner:
     not say which buffers a kernel stored to: like pyasc's launcher, every tensor comes back, and
     `written` names them all."""
 
-    def __init__(self, backend: str, soc: str | None, timeout_s: float = RUN_TIMEOUT_S):
+    def __init__(self, backend: str, soc: str | None, timeout_s: float = RUN_TIMEOUT_S,
+                 limits: Dict[str, int] | None = None):
         self.backend, self.requested_soc, self.timeout_s = backend, soc, timeout_s
+        self.limits = limits  # a worker's: the device process runs in a jail (jailed.py's device stage)
+        self.deadline: jail.Deadline | None = None  # the job's, in a worker
+        self.tenant: str | None = None
         self.process: subprocess.Popen | None = None
         self.ready: Dict[str, Any] = {}
         self._lock = threading.Lock()
         self._start()
+
+    def for_tenant(self, tenant: str) -> "CannRunner":
+        """A device process another tenant's kernels ran in is never handed on (device memory is
+        not cleared between launches): the next launch starts a fresh one."""
+        if self.tenant is not None and tenant != self.tenant:
+            self._stop()
+        self.tenant = tenant
+        return self
 
     def _start(self) -> None:
         import importlib.util
         home = os.environ["ASCEND_HOME_PATH"]
         soc = self.requested_soc or ""  # "": the NPU's own
         env = device_env(os.environ, self.backend, home, soc, importlib.util.find_spec("torch_npu") is not None)
-        code = "import sys; from ascrun.compiler.cann import serve_device; serve_device(*sys.argv[1:3], int(sys.argv[3]))"
         # an NPU's runtime stops a hung kernel itself; camodel is left to this process's deadline
         sync_ms = int(self.timeout_s * 1000) if self.backend == "NPU" else 0
-        self.process = subprocess.Popen([sys.executable, "-c", code, self.backend, soc, str(sync_ms)],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
-                                        start_new_session=True)
+        if self.limits is None:
+            code = ("import sys; from ascrun.compiler.cann import serve_device; "
+                    "serve_device(*sys.argv[1:3], int(sys.argv[3]))")
+            self.process = subprocess.Popen([sys.executable, "-c", code, self.backend, soc, str(sync_ms)],
+                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
+                                            start_new_session=True)
+        else:
+            ro, environment = jail_view(env)
+            devices = npu_devices() if self.backend == "NPU" else []
+            self.process = jail.popen(jail.python_command(f"device:{self.backend}:{soc}:{sync_ms}", self.limits, ro,
+                                                          devices, environment),
+                                      groups=[os.stat(d).st_gid for d in devices],  # the jail's user opens them
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         try:
             header, _ = jail.read_message(self.process.stdout.fileno(), time.monotonic() + START_TIMEOUT_S)
         except (EOFError, TimeoutError, ValueError) as e:
@@ -454,13 +532,14 @@ class CannRunner:
         return RunResult(written=list(ok["written"]), seconds=timings["kernel"], log=ok["log"], timings=timings)
 
     def _exchange(self, request: Dict[str, Any], blobs: List[Any]):
-        deadline = time.monotonic() + self.timeout_s + REPLY_GRACE_S
+        timeout_s = self.timeout_s if self.deadline is None else min(self.timeout_s, self.deadline.left())
+        deadline = time.monotonic() + timeout_s + REPLY_GRACE_S
         try:
             jail.write_message(self.process.stdin.fileno(), request, blobs, deadline)
             reply, written = jail.read_message(self.process.stdout.fileno(), deadline)
         except TimeoutError:
             self._stop()
-            raise KernelError(f"the kernel did not finish on the {self._device} within {self.timeout_s:g} s: "
+            raise KernelError(f"the kernel did not finish on the {self._device} within {timeout_s:g} s: "
                               "it was stopped; the device is re-initialised for the next launch", kind="timeout") \
                 from None
         except (EOFError, BrokenPipeError, ValueError):
@@ -488,17 +567,18 @@ class CannTarget(Target):
     backend: str
     kernel_types = KERNEL_TYPES
 
-    def __init__(self):
+    def __init__(self, limits: Dict[str, int] | None = None):
         reason = missing_cann()
         if reason is not None:
             raise KernelError(f"target '{self.name}' needs CANN and bisheng, which this host lacks ({reason}): "
                               "use target 'cpu'", kind="unavailable")
-        self.runner = CannRunner(self.backend, self._soc())
+        self.runner = CannRunner(self.backend, self._soc(), limits=limits)
         try:
-            self.toolchain = CannToolchain(self.runner.ready["soc"])
+            self.compiler = CannToolchain(self.runner.ready["soc"])
         except BaseException:
             self.runner.close()
             raise
+        self.toolchain = self.compiler if limits is None else JailedCannToolchain(self.compiler, limits)
 
     def _soc(self) -> str | None:
         return None
@@ -506,7 +586,7 @@ class CannTarget(Target):
     def capabilities(self) -> dict:
         # the keys the pool reads (worker heartbeat, /v1/targets): socs, cores
         return dict(super().capabilities(), socs=[self.runner.ready["soc"]], cores=self.runner.ready["core_num"],
-                    cann=cann_release(self.toolchain.cann_version), bisheng=self.toolchain.bisheng_version,
+                    cann=cann_release(self.compiler.cann_version), bisheng=self.compiler.bisheng_version,
                     backend=self.backend, bounds_checked=False)
 
 

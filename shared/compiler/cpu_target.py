@@ -1,8 +1,10 @@
 """The cpu target: pyasc's Ascend C compiled by the system C++ compiler against ascrun's own
-Ascend C runtime, run in this process. The embedded default, and the reference the others are
-compared with."""
+Ascend C runtime. The embedded default, and the reference the others are compared with."""
 from __future__ import annotations
 
+from typing import Dict
+
+from .jail import JailedRunners, JailedToolchain
 from .pipeline import Target
 from .runner import CpuRunner
 from .toolchain import CpuToolchain
@@ -11,11 +13,13 @@ from .toolchain import CpuToolchain
 class CpuTarget(Target):
     name = "cpu"
     kernel_types = ("AIV_ONLY",)  # the vector side; the cube side is to come
-    jailed = True
 
-    def __init__(self):
-        self.toolchain = CpuToolchain()
-        self.runner = CpuRunner()
+    def __init__(self, limits: Dict[str, int] | None = None):
+        self.compiler = CpuToolchain()
+        if limits is None:
+            self.toolchain, self.runner = self.compiler, CpuRunner()
+        else:  # a fresh jail per build; a warm run jail per tenant
+            self.toolchain, self.runner = JailedToolchain(self.compiler, limits), JailedRunners(limits)
 
     def capabilities(self) -> dict:
-        return dict(super().capabilities(), toolchain=self.toolchain.compiler_version)
+        return dict(super().capabilities(), toolchain=self.compiler.compiler_version)

@@ -26,7 +26,7 @@ import sys
 import sysconfig
 import time
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Mapping, Sequence, Tuple
 
 from .errors import KernelError
 
@@ -189,12 +189,18 @@ def _system_binds() -> List[str]:
 
 
 def command(argv: Sequence[str], ro_paths: Sequence[str] = (), proc: bool = False,
-            files: Sequence[Tuple[int, str]] = ()) -> List[str]:
-    """The bwrap command line around `argv`; `files`: (fd, path in the scratch) copied in."""
+            files: Sequence[Tuple[int, str]] = (), devices: Sequence[str] = (),
+            environment: Mapping[str, str] | None = None) -> List[str]:
+    """The bwrap command line around `argv`; `files`: (fd, path in the scratch) copied in;
+    `devices`: device nodes the stage uses (an NPU's); `environment`: its variables (a target's
+    allow-list, never the worker's environment), over PATH, TMPDIR and HOME."""
+    variables = {"PATH": "/usr/bin:/bin", "TMPDIR": SCRATCH, "HOME": SCRATCH, **(environment or {})}
     args = [bwrap(), "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv",
-            "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "TMPDIR", SCRATCH, "--setenv", "HOME", SCRATCH,
+            *[a for name, value in variables.items() for a in ("--setenv", name, value)],
             "--hostname", "jail", *_system_binds()]
     args += ["--dev", "/dev", "--size", str(SCRATCH_BYTES), "--tmpfs", SCRATCH, "--chdir", SCRATCH]
+    for device in devices:
+        args += ["--dev-bind", device, device]
     for path in sorted(set(ro_paths)):  # after the scratch: a path under /tmp stays visible
         args += ["--ro-bind", path, path]
     if proc:
@@ -206,8 +212,10 @@ def command(argv: Sequence[str], ro_paths: Sequence[str] = (), proc: bool = Fals
     return [*args, "--remount-ro", "/dev", "--remount-ro", "/", "--", *argv]
 
 
-def python_command(stage: str, limits: Dict) -> List[str]:
-    """A jail running jailed.py's `stage` with `limits` (applied before it reads a request)."""
+def python_command(stage: str, limits: Dict, ro_paths: Sequence[str] = (), devices: Sequence[str] = (),
+                   environment: Mapping[str, str] | None = None) -> List[str]:
+    """A jail running jailed.py's `stage` with `limits` (applied before it reads a request);
+    `ro_paths`, `devices` and `environment` what the stage needs besides Python and ascrun."""
     interpreter, site = python_interpreter()
     folders = _ascrun_folders()
     prefix = str(Path(interpreter).resolve().parent.parent)
@@ -217,18 +225,21 @@ def python_command(stage: str, limits: Dict) -> List[str]:
     boot = ("import site, sys; [site.addsitedir(p) for p in sys.argv[1].split(':')]; "
             "from ascrun.compiler.jailed import main; main(sys.argv[2], sys.argv[3])")
     argv = [interpreter, "-I", "-S", "-c", boot, ":".join(dict.fromkeys(site)), stage, json.dumps(limits)]
-    return command(argv, [p for p in ro if p != "/usr" and not p.startswith("/usr/")], proc=True)
+    ro += ro_paths
+    return command(argv, [p for p in ro if p != "/usr" and not p.startswith("/usr/")], proc=True, devices=devices,
+                   environment=environment)
 
 
-def _as_jail_user() -> Dict:
+def _as_jail_user(groups: Sequence[int]) -> Dict:
     if JAIL_UID == os.getuid():
         return {}
-    return {"user": JAIL_UID, "group": JAIL_GID, "extra_groups": []}
+    return {"user": JAIL_UID, "group": JAIL_GID, "extra_groups": sorted(set(groups))}
 
 
-def popen(cmd: Sequence[str], **kwargs) -> subprocess.Popen:
-    """Start a jail; only its pipes are inherited (close_fds)."""
-    return subprocess.Popen(list(cmd), close_fds=True, start_new_session=True, **_as_jail_user(), **kwargs)
+def popen(cmd: Sequence[str], groups: Sequence[int] = (), **kwargs) -> subprocess.Popen:
+    """Start a jail; only its pipes are inherited (close_fds). `groups`: supplementary groups of
+    the jail's user (the group that owns an NPU's device nodes)."""
+    return subprocess.Popen(list(cmd), close_fds=True, start_new_session=True, **_as_jail_user(groups), **kwargs)
 
 
 def kill(process: subprocess.Popen) -> None:
@@ -267,10 +278,11 @@ class JailCrashed(Exception):
 class PythonJail:
     """A long-lived jailed Python stage answering one message with one message."""
 
-    def __init__(self, stage: str, limits: Dict):
+    def __init__(self, stage: str, limits: Dict, ro_paths: Sequence[str] = (), devices: Sequence[str] = (),
+                 environment: Mapping[str, str] | None = None):
         self.artifacts: Dict[str, bool] = {}  # a run jail's: digests of the artifacts it holds, oldest first
-        self.process = popen(python_command(stage, limits), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.DEVNULL)
+        self.process = popen(python_command(stage, limits, ro_paths, devices, environment), stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.ready = False
 
     def wait_ready(self, deadline: float) -> None:
@@ -432,6 +444,10 @@ class JailedToolchain:
         self.limits = limits
         self.id = toolchain.id
         self.deadline = Deadline(3600)
+
+    def warm(self) -> None:
+        """The prebuilt runtime, built once by the broker before the first job."""
+        self.toolchain.read_only_paths()
 
     def build(self, source: str, kernel_name: str) -> bytes:
         import resource

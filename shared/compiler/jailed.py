@@ -10,6 +10,7 @@ broker only over stdin/stdout (jail.py's framing).
   place (each writes its answer to a pipe of its own).
 - run: a runner for one tenant's jobs: artifact and tensors in, RunResult and written tensors out.
 - probe: tries what a hostile stage would (--check-jail, the tests) under a stage's filter.
+- cann-build:<soc>, device:<backend>:<soc>:<sync ms>: the CANN targets' build and device process.
 """
 from __future__ import annotations
 
@@ -264,12 +265,41 @@ def _probe(limits: Dict[str, int], profile: str) -> None:
     jail.write_message(STDOUT, probes(header))
 
 
+# ---------------------------------------------------------------------------------------------
+# CANN stages (cann.py starts them with the installation in view; tested where CANN is)
+
+def _cann_build(limits: Dict[str, int], soc: str) -> None:
+    """One build: pyasc's Compiler runs bisheng and ld.lld, so no seccomp filter on new programs;
+    the jail (no network, read-only view, no secrets) and the rlimits hold."""
+    _limits(limits)
+    jail.write_message(STDOUT, {"ready": True})
+    header, _ = jail.read_message(STDIN, cap=BROKER_REQUEST_CAP)
+    try:
+        from .cann import CannToolchain
+        reply, blobs = {"ok": True}, [CannToolchain(soc).build(str(header["source"]), str(header["kernel_name"]))]
+    except BaseException as e:  # noqa: BLE001 - everything becomes the answer
+        reply, blobs = _error(e), []
+    jail.write_message(STDOUT, reply, blobs)
+
+
+def _device(backend: str, soc: str, sync_timeout_ms: str) -> None:
+    """The device process, jailed: no core dumps; no CPU, memory or seccomp limits, which pyasc's
+    runtime on an NPU or camodel has not been measured against (the broker's deadline kills it)."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    from .cann import serve_device
+    serve_device(backend, soc, int(sync_timeout_ms))
+
+
 def main(stage: str, limits_json: str) -> None:
     limits = json.loads(limits_json)
     if stage == "frontend":
         _frontend(limits)
     elif stage == "run":
         _runner(limits)
+    elif stage.startswith("cann-build:"):
+        _cann_build(limits, stage.split(":", 1)[1])
+    elif stage.startswith("device:"):
+        _device(*stage.split(":")[1:4])
     elif stage.startswith("probe:"):
         _probe(limits, stage.split(":", 1)[1])
     else:

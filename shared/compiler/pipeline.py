@@ -31,13 +31,14 @@ class Build:
 
 
 class Target:
-    """A target's stages, run in this process: frontend (bundle, args, options) -> FrontendResult,
-    toolchain (.id, .build(source, kernel_name) -> artifact), runner (.run, CpuRunner's contract).
-    Plug-ins (targets.REGISTRY) set the toolchain and runner. The worker's jails (jail.py) wrap
-    the cpu target's toolchain and runner; the CANN targets' are not jailed yet (job.JailedTarget)."""
+    """A target's stages: frontend (bundle, args, options) -> FrontendResult, toolchain (.id,
+    .build(source, kernel_name) -> artifact), runner (.run, CpuRunner's contract). Plug-ins
+    (targets.REGISTRY) are built with `limits` by a worker: their toolchain and runner then build
+    and run in jails (jail.py) under those limits, and also have `deadline`, `warm()` (before the
+    first job), the runner `for_tenant(tenant)` and `close()`. Built without (run_local, the
+    self-test), they run in this process."""
     name: str
     kernel_types: tuple = ()
-    jailed = False  # whether the worker's jails (jail.py) can wrap its toolchain and runner
     frontend = staticmethod(frontend.run)
 
     def capabilities(self) -> Dict[str, Any]:

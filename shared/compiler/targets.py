@@ -36,9 +36,18 @@ def check_name(name: str) -> str:
     return name
 
 
+def plugin(name: str) -> "type[Target]":
+    module, _, cls = REGISTRY[check_name(name)].plugin.partition(":")
+    return getattr(import_module(module), cls)
+
+
 @functools.lru_cache(maxsize=None)
 def load(name: str) -> "Target":
-    """The plug-in for `name`, one per process (so loaded artifacts are reused). KernelError kind
-    unavailable if this host cannot serve it (no CANN, no device), with the reason."""
-    module, _, cls = REGISTRY[check_name(name)].plugin.partition(":")
-    return getattr(import_module(module), cls)()
+    """The plug-in for `name`, run in this process, one per process (so loaded artifacts are
+    reused). KernelError kind unavailable if this host cannot serve it (no CANN, no device)."""
+    return plugin(name)()
+
+
+def jailed(name: str, limits: Dict[str, int]) -> "Target":
+    """The plug-in for `name` with its build and run in jails under `limits` (a worker's)."""
+    return plugin(name)(limits)
