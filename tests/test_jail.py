@@ -192,6 +192,30 @@ def test_a_build_in_its_jail_is_the_same_library(add_example):
         runners.close()
 
 
+def test_a_run_jail_is_retired_before_its_lifetime_cpu_limit_could_end_a_job(add_example):
+    """RLIMIT_CPU counts a warm run jail's whole life: each reply says its CPU time so far, and a
+    jail whose remaining budget is shorter than the next job's deadline is replaced first."""
+    target = pipeline.get_target("cpu")
+    result = target.frontend(collect(add_example.vadd_kernel), SPECS, {})
+    artifact = target.toolchain.build(result.source, result.kernel_name)
+    runners = jail.JailedRunners(LIMITS).for_tenant("alice")
+    x, y = np.arange(8 * 2048, dtype=np.float32), np.ones(8 * 2048, np.float32)
+    try:
+        runners.deadline = jail.Deadline(30)
+        runners.run(artifact, 8, result.params, result.kernel_args, [x, y, np.zeros_like(x), 2048])
+        first = runners.jails["alice"]
+        assert 0 < first.cpu_s < 30  # what the jail said, importing numpy and running the kernel
+        runners.run(artifact, 8, result.params, result.kernel_args, [x, y, np.zeros_like(x), 2048])
+        assert runners.jails["alice"] is first  # 30 s of deadline still fit in its 60 s
+        first.cpu_s = LIMITS["cpu"] - 29  # as if it had run long kernels: 30 s no longer fit
+        z = np.zeros_like(x)
+        runners.run(artifact, 8, result.params, result.kernel_args, [x, y, z, 2048])
+        np.testing.assert_array_equal(z, x + y)
+        assert runners.jails["alice"] is not first and not first.alive
+    finally:
+        runners.close()
+
+
 def test_check_jail_reports_every_stage_contained(redis_port, tmp_path):
     tenants = tmp_path / "tenants.json"
     tenants.write_text('{"tenants": []}')

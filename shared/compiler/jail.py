@@ -281,6 +281,7 @@ class PythonJail:
     def __init__(self, stage: str, limits: Dict, ro_paths: Sequence[str] = (), devices: Sequence[str] = (),
                  environment: Mapping[str, str] | None = None):
         self.artifacts: Dict[str, bool] = {}  # a run jail's: digests of the artifacts it holds, oldest first
+        self.cpu_s = 0.0  # a run jail's CPU time so far, as it last said
         self.process = popen(python_command(stage, limits, ro_paths, devices, environment), stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.ready = False
@@ -513,6 +514,9 @@ class JailedRunners:
 
     def _jail(self) -> PythonJail:
         jail_ = self.jails.pop(self.tenant, None)
+        if jail_ is not None and jail_.cpu_s + self.deadline.left() >= self.limits["cpu"]:
+            jail_.close()  # its RLIMIT_CPU (a limit on its whole life) could end this job: a fresh one
+            jail_ = None
         if jail_ is None or not jail_.alive:
             jail_ = PythonJail("run", self.limits)
         self.jails[self.tenant] = jail_  # most recent last
@@ -547,6 +551,8 @@ class JailedRunners:
         if reply.get("need_artifact"):  # it does not hold what we counted on: send it
             blobs[0] = artifact
             reply, written = self._request(jail_, request, blobs, max_reply)
+        cpu_s = reply.get("cpu_s")
+        jail_.cpu_s = float(cpu_s) if isinstance(cpu_s, (int, float)) else float("inf")  # unsaid: retire it
         jail_.artifacts.pop(digest, None)
         jail_.artifacts[digest] = True  # most recent last, as the jail keeps them
         while len(jail_.artifacts) > RUN_JAIL_ARTIFACTS:
