@@ -181,6 +181,17 @@ def cmd_worker(opts: argparse.Namespace) -> int:
         from .server.workers.self_test import self_test
         return 0 if self_test(opts.target or ["cpu"], sys.stdout) else 1
     from .server.settings import Settings
+    if opts.healthy:
+        import socket
+        import redis
+        from .server.store import live_on_host
+        try:
+            live = live_on_host(redis.Redis.from_url(Settings.from_env().redis_url, socket_timeout=5), socket.gethostname())
+        except redis.RedisError as e:
+            print(f"unhealthy: Redis: {e}")
+            return 1
+        print(f"live: {', '.join(live)}" if live else "unhealthy: no live worker of this host in the pool")
+        return 0 if live else 1
     if opts.check_jail:
         from .compiler import jail_check
         lines, contained = jail_check.check(Settings.from_env().redis_url)
@@ -218,6 +229,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                              "workers) or run (a device host: a kernel whose artifact is not cached goes to a build "
                              "worker); default both")
     worker.add_argument("--burst", action="store_true", help="exit once the queues are empty")
+    worker.add_argument("--healthy", action="store_true",
+                        help="exit 0 if a worker of this host heartbeats in the pool (a container's health check)")
     worker.add_argument("--check-jail", action="store_true",
                         help="probe what each stage's jail can and cannot do, then exit (1 if anything escapes)")
     worker.add_argument("--self-test", action="store_true",

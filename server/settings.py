@@ -17,6 +17,19 @@ def _int(name: str, default: int) -> int:
         raise SystemExit(f"{name} must be an integer, got {raw!r}") from None
 
 
+def _redis_url() -> str:
+    """REDIS_URL, or the contents of the file REDIS_URL_FILE names (a container secret: a URL with
+    a password is never in the environment)."""
+    path = os.environ.get("REDIS_URL_FILE")
+    if path:
+        try:
+            with open(path) as f:
+                return f.read().strip()
+        except OSError as e:
+            raise SystemExit(f"REDIS_URL_FILE: cannot read {path}: {e.strerror}") from None
+    return os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL
+
+
 @dataclass(frozen=True)
 class Settings:
     redis_url: str = DEFAULT_REDIS_URL
@@ -33,7 +46,7 @@ class Settings:
     @classmethod
     def from_env(cls) -> "Settings":
         return cls(
-            redis_url=os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL,
+            redis_url=_redis_url(),
             blob_ttl_s=_int("ASCRUN_BLOB_TTL", cls.blob_ttl_s),
             result_ttl_s=_int("ASCRUN_RESULT_TTL", cls.result_ttl_s),
             artifact_ttl_s=_int("ASCRUN_ARTIFACT_TTL", cls.artifact_ttl_s),

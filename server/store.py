@@ -238,6 +238,12 @@ def worker_gone(connection: redis.Redis, served: Dict[str, Dict[str, Any]], name
         pipe.execute()
 
 
+def live_on_host(connection: redis.Redis, host: str) -> List[str]:
+    """The live workers started on `host` (their names are ascrun-<host>-<pid>): a container's health check."""
+    pattern = capabilities_key(f"ascrun-{host}-*")
+    return sorted(k.decode()[len(capabilities_key("")):] for k in connection.scan_iter(match=pattern, count=1000))
+
+
 def live_workers(connection: redis.Redis, target: str, soc: Optional[str] = None, stage: str = "run") -> int:
     """Workers of `target` (and `soc`) serving `stage` that beat within WORKER_TTL_S (a killed
     worker drops out by itself)."""

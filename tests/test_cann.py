@@ -233,6 +233,21 @@ def test_a_cann_build_runs_in_its_jail_and_says_why_it_cannot_build(monkeypatch)
     assert e.value.kind == "unavailable" and str(e.value).startswith("pyasc's compiler cannot start:")
 
 
+def test_a_build_only_npu_worker_needs_no_device_but_one_soc(monkeypatch):
+    """A toolkit host builds for the NPU hosts (the compile/run split): no device process is
+    started; it must be told the one SOC it builds for. Here it then stops at pyasc's Compiler,
+    which finds no bisheng."""
+    monkeypatch.setattr(cann, "missing_cann", lambda: None)
+    monkeypatch.delenv("PYASC_COMPILER", raising=False)
+    with pytest.raises(KernelError) as e:
+        cann.NpuTarget(LIMITS, runs=False)
+    assert str(e.value) == "a build-only 'npu' worker builds for one SOC: name it with --soc (0 given)"
+    monkeypatch.setattr(cann, "CannRunner", None)  # starting a device process would fail the test
+    with pytest.raises(KernelError) as e:
+        cann.NpuTarget(LIMITS, runs=False, socs=["Ascend910B1"])
+    assert e.value.kind == "unavailable" and str(e.value).startswith("pyasc's compiler cannot start:")
+
+
 @needs_cann
 def test_sim_in_jails_runs_the_framework_tutorial(framework_example):
     target = cann.SimTarget(LIMITS)

@@ -32,10 +32,11 @@ class JailedTarget:
     """The target's stages in jails; one per worker process, its jails reused across jobs. A
     worker serving only the run stage starts no frontend and builds nothing."""
 
-    def __init__(self, name: str, settings: Settings, stages: Sequence[str] = STAGES):
+    def __init__(self, name: str, settings: Settings, stages: Sequence[str] = STAGES, socs: Sequence[str] = ()):
         memory = settings.worker_memory_bytes or (64 << 30)
         limits = {"memory": memory, "files": settings.worker_max_files, "cpu": settings.max_job_timeout_s + 30}
-        self.target = targets.jailed(name, limits)  # a worker runs no tenant code outside a jail
+        # a worker runs no tenant code outside a jail
+        self.target = targets.jailed(name, limits, runs="run" in stages, socs=socs)
         self.name = name
         self.stages = tuple(stages)
         self.frontend = jail.JailedFrontend(limits)
@@ -50,24 +51,27 @@ class JailedTarget:
             self.toolchain.warm()
 
     def for_job(self, tenant: str, deadline: jail.Deadline) -> "JailedTarget":
-        self.frontend.deadline = self.toolchain.deadline = self.runner.deadline = deadline
-        self.runner.for_tenant(tenant)
+        self.frontend.deadline = self.toolchain.deadline = deadline
+        if self.runner is not None:  # None: a build-only CANN worker's (no device)
+            self.runner.deadline = deadline
+            self.runner.for_tenant(tenant)
         return self
 
     def close(self) -> None:
         self.frontend.close()
-        self.runner.close()
+        if self.runner is not None:
+            self.runner.close()
 
 
 SERVING: Dict[str, JailedTarget] = {}  # target name -> its stages, in this worker process
 
 
-def serve_targets(names: Sequence[str], stages: Sequence[str]) -> List[JailedTarget]:
+def serve_targets(names: Sequence[str], stages: Sequence[str], socs: Sequence[str] = ()) -> List[JailedTarget]:
     """The targets this worker process serves, with the stages it serves of each (fails now, not
     per job, if a toolchain is missing)."""
     settings = Settings.from_env()
     for name in names:
-        SERVING[name] = JailedTarget(name, settings, stages)
+        SERVING[name] = JailedTarget(name, settings, stages, socs)
     return [SERVING[name] for name in names]
 
 

@@ -118,7 +118,7 @@ def capabilities(target: "job.JailedTarget", socs: Sequence[str]) -> Dict:
 
 def serve(targets: Sequence[str], settings: Settings, burst: bool = False, name: str | None = None,
           socs: Sequence[str] = (), stages: Sequence[str] = STAGES) -> None:
-    jailed = job.serve_targets(targets, stages)
+    jailed = job.serve_targets(targets, stages, socs)
     for target in jailed:
         target.start()
     served = {target.name: capabilities(target, socs) for target in jailed}

@@ -567,25 +567,43 @@ class CannTarget(Target):
     backend: str
     kernel_types = KERNEL_TYPES
 
-    def __init__(self, limits: Dict[str, int] | None = None):
+    def __init__(self, limits: Dict[str, int] | None = None, runs: bool = True, socs: Sequence[str] = ()):
         reason = missing_cann()
         if reason is not None:
             raise KernelError(f"target '{self.name}' needs CANN and bisheng, which this host lacks ({reason}): "
                               "use target 'cpu'", kind="unavailable")
-        self.runner = CannRunner(self.backend, self._soc(), limits=limits)
+        if runs:
+            self.runner: CannRunner | None = CannRunner(self.backend, self._soc(), limits=limits)
+            self.soc = self.runner.ready["soc"]
+        else:  # a build-only worker's: no device to ask, so the operator names the SOC it builds for
+            self.runner = None
+            self.soc = self._build_soc(socs)
         try:
-            self.compiler = CannToolchain(self.runner.ready["soc"])
+            self.compiler = CannToolchain(self.soc)
         except BaseException:
-            self.runner.close()
+            self.close()
             raise
         self.toolchain = self.compiler if limits is None else JailedCannToolchain(self.compiler, limits)
 
     def _soc(self) -> str | None:
         return None
 
+    def _build_soc(self, socs: Sequence[str]) -> str:
+        if len(socs) == 1:
+            return socs[0]
+        if not socs and self._soc():
+            return self._soc()
+        raise KernelError(f"a build-only '{self.name}' worker builds for one SOC: name it with --soc "
+                          f"({len(socs)} given)", kind="unavailable")
+
+    def close(self) -> None:
+        if self.runner is not None:
+            self.runner.close()
+
     def capabilities(self) -> dict:
         # the keys the pool reads (worker heartbeat, /v1/targets): socs, cores
-        return dict(super().capabilities(), socs=[self.runner.ready["soc"]], cores=self.runner.ready["core_num"],
+        return dict(super().capabilities(), socs=[self.soc],
+                    cores=self.runner.ready["core_num"] if self.runner is not None else None,
                     cann=cann_release(self.compiler.cann_version), bisheng=self.compiler.bisheng_version,
                     backend=self.backend, bounds_checked=False)
 

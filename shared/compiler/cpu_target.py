@@ -2,7 +2,7 @@
 Ascend C runtime. The embedded default, and the reference the others are compared with."""
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, Sequence
 
 from .jail import JailedRunners, JailedToolchain
 from .pipeline import Target
@@ -14,7 +14,8 @@ class CpuTarget(Target):
     name = "cpu"
     kernel_types = ("AIV_ONLY",)  # the vector side; the cube side is to come
 
-    def __init__(self, limits: Dict[str, int] | None = None):
+    def __init__(self, limits: Dict[str, int] | None = None, runs: bool = True, socs: Sequence[str] = ()):
+        # `runs`, `socs`: a build-only worker needs no device, and the cpu target has none to ask
         self.compiler = CpuToolchain()
         if limits is None:
             self.toolchain, self.runner = self.compiler, CpuRunner()

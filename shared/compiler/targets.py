@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from importlib import import_module
-from typing import TYPE_CHECKING, Dict, NamedTuple
+from typing import TYPE_CHECKING, Dict, NamedTuple, Sequence
 
 from .errors import KernelError
 
@@ -48,6 +48,7 @@ def load(name: str) -> "Target":
     return plugin(name)()
 
 
-def jailed(name: str, limits: Dict[str, int]) -> "Target":
-    """The plug-in for `name` with its build and run in jails under `limits` (a worker's)."""
-    return plugin(name)(limits)
+def jailed(name: str, limits: Dict[str, int], runs: bool = True, socs: Sequence[str] = ()) -> "Target":
+    """The plug-in for `name` with its build and run in jails under `limits` (a worker's). `runs`
+    False: a build-only worker's, which needs no device (a CANN one builds for its one SOC in `socs`)."""
+    return plugin(name)(limits, runs=runs, socs=tuple(socs))

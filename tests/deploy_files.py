@@ -1,0 +1,50 @@
+"""deploy/ as data: the images' entrypoints (from the Dockerfile), the compose services and the
+Kubernetes manifests, for test_deploy.py and test_deploy_netns.py."""
+import json
+import re
+from pathlib import Path
+
+import yaml
+
+DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
+DOCKERFILE = DEPLOY / "docker" / "Dockerfile"
+COMPOSE = DEPLOY / "docker" / "compose.yaml"
+K8S_BASE = DEPLOY / "k8s" / "base"
+
+
+def stages() -> dict:
+    """Build stage name -> its instructions, each (INSTRUCTION, arguments) with continuations joined."""
+    text = re.sub(r"\\\n\s*", " ", DOCKERFILE.read_text())
+    found, current = {}, None
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        instruction, _, rest = line.partition(" ")
+        if instruction.upper() == "FROM":
+            current = rest.split(" AS ")[-1].strip() if " AS " in rest else rest
+            found[current] = []
+        if current is not None:
+            found[current].append((instruction.upper(), rest.strip()))
+    return found
+
+
+def entrypoint(stage: str) -> list:
+    """The image's command: its ENTRYPOINT then its CMD (exec form), as `docker run` starts it."""
+    said = dict(stages()[stage])
+    return json.loads(said["ENTRYPOINT"]) + json.loads(said.get("CMD", "[]"))
+
+
+def compose() -> dict:
+    return yaml.safe_load(COMPOSE.read_text())
+
+
+def service_environment(name: str) -> dict:
+    """A compose service's environment, its anchors merged in."""
+    return dict(compose()["services"][name].get("environment") or {})
+
+
+def k8s_documents() -> list:
+    """(file name, document) of every manifest in the base."""
+    return [(path.name, doc) for path in sorted(K8S_BASE.glob("*.yaml")) if path.name != "kustomization.yaml"
+            for doc in yaml.safe_load_all(path.read_text()) if doc]
