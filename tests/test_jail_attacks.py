@@ -24,6 +24,7 @@ class Hijacked(jail.PythonJail):
                                   stdout=jail.subprocess.PIPE, stderr=jail.subprocess.DEVNULL)
         self.ready = False
         self.artifacts = {}
+        self.cpu_s = 0.0
 
 
 def test_a_jail_that_stops_reading_cannot_hang_the_worker():
