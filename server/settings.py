@@ -42,6 +42,7 @@ class Settings:
     job_timeout_s: int = 120
     max_job_timeout_s: int = 600
     max_wait_s: int = 60
+    unserved_grace_s: int = 60  # a queued job whose queue no live worker has read this long fails
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -56,4 +57,5 @@ class Settings:
             job_timeout_s=_int("ASCRUN_JOB_TIMEOUT", cls.job_timeout_s),
             max_job_timeout_s=_int("ASCRUN_MAX_JOB_TIMEOUT", cls.max_job_timeout_s),
             max_wait_s=_int("ASCRUN_MAX_WAIT", cls.max_wait_s),
+            unserved_grace_s=_int("ASCRUN_UNSERVED_GRACE", cls.unserved_grace_s),
         )

@@ -352,6 +352,7 @@ class JobStore:
         self.connection = connection
         self.settings = settings
         self._finish = connection.register_script(FINISH_LUA)
+        self._unserved_since: Dict[Tuple, float] = {}  # queue (target, soc, stage) -> since when no live worker
         self._admit = connection.register_script(ADMIT_LUA)
 
     def admit(self, record: Dict[str, Any], spec: Dict[str, Any], inputs: Dict[str, bytes], in_flight_bytes: int,
@@ -466,15 +467,20 @@ class JobStore:
     def reap_unqueued(self) -> List[str]:
         """Fail every job queued for UNQUEUED_GRACE_S whose RQ job is gone, ended, or was taken by a
         worker that never marked it started (Redis lost it, or its worker died between dequeue and
-        start). Returns their ids."""
-        ended = []
+        start); and every job waiting in a queue that no live worker has read for
+        settings.unserved_grace_s (the last worker of its target, SOC or stage is gone). Returns their ids."""
+        ended, live = [], {}
         for raw in self.connection.zrangebyscore(QUEUED, 0, time.time() - UNQUEUED_GRACE_S):
             job_id = raw.decode()
-            rq_id = (self.get(job_id) or {}).get("rq_job", job_id)  # a job handed on has an RQ job per stage
+            record = self.get(job_id) or {}
+            rq_id = record.get("rq_job", job_id)  # a job handed on has an RQ job per stage
             status, started_at, origin = self.connection.hmget(Job.key_for(rq_id), "status", "started_at", "origin")
             if status == b"queued" and origin is not None and self._taken_by_a_dead_worker(rq_id, origin.decode()):
                 pass  # failed below
             elif status is not None and status.decode() in ("queued", "deferred", "scheduled"):
+                unserved = self._unserved(record, live)
+                if unserved is not None and self.fail(job_id, "unavailable", unserved):
+                    ended.append(job_id)
                 continue
             if status == b"started" and started_at is not None and \
                     time.time() - utcparse(started_at.decode()).replace(tzinfo=timezone.utc).timestamp() < UNQUEUED_GRACE_S:
@@ -484,6 +490,26 @@ class JobStore:
                                                 "Redis lost it, or its worker died): submit again"):
                 ended.append(job_id)
         return ended
+
+    def _unserved(self, record: Dict[str, Any], live: Dict[Tuple, int]) -> Optional[str]:
+        """Why the queued job will not run, if no live worker has served its queue (target, SOC,
+        stage) for unserved_grace_s; else None. `live`: this round's answers, by queue."""
+        if "target" not in record:
+            return None
+        queue = (record["target"], record.get("soc"), record.get("stage", "run"))
+        if queue not in live:
+            live[queue] = live_workers(self.connection, *queue)
+        now = time.time()
+        if live[queue]:
+            self._unserved_since.pop(queue, None)
+            return None
+        waited = now - self._unserved_since.setdefault(queue, now)
+        if waited < self.settings.unserved_grace_s:
+            return None
+        target, soc, stage = queue
+        return (f"no worker has served the {stage} stage of target '{target}'" + (f" for SOC '{soc}'" if soc else "")
+                + f" for {self.settings.unserved_grace_s} s: the job was failed rather than left queued; submit again "
+                "once such a worker is back")
 
     def _taken_by_a_dead_worker(self, rq_id: str, queue: str) -> bool:
         """Whether a worker moved the job out of its queue (into RQ's intermediate list) and has

@@ -24,7 +24,7 @@ SOC = "Ascend910B1"
 def pool(tmp_path_factory):
     """Its own Redis: a job left waiting for a SOC nobody serves must not weigh on other tests."""
     proc, url = start_redis(tmp_path_factory.mktemp("redis"))
-    svc = Service(url)
+    svc = Service(url, {"ASCRUN_UNSERVED_GRACE": "2"})
     me = [sys.executable, "-m", "ascrun.cli", "worker"]
     svc.plain = svc.stack.start(me, svc.env)
     svc.soc_worker = svc.stack.start(me + ["--soc", SOC], svc.env)
@@ -96,6 +96,21 @@ def test_targets_show_the_live_pool_and_its_queue(pool):
                    for line in table)
     finally:
         store.worker_gone(connection, {"cpu": {"socs": ["Ghost1"]}}, "test-ghost-worker")
+
+
+def test_a_job_whose_last_worker_left_fails_rather_than_waiting_forever(pool):
+    """Admitted while a worker served its SOC, which then left: after ASCRUN_UNSERVED_GRACE (2 s
+    here) with no live worker for its queue, the reaper fails it, saying why."""
+    connection = redis.Redis.from_url(pool.env["REDIS_URL"])
+    store.worker_beat(connection, {"cpu": {"socs": ["Ghost2"]}}, "test-ghost-worker-2")
+    with ascrun.Client(pool.url, retries=0) as client:
+        handle = client.submit(ops.spin_kernel, 1, np.zeros(64, np.float32), np.zeros(64, np.float32), 1, soc="Ghost2")
+        store.worker_gone(connection, {"cpu": {"socs": ["Ghost2"]}}, "test-ghost-worker-2")
+        with pytest.raises(ascrun.KernelError) as e:
+            handle.result(timeout=60)
+    assert e.value.kind == "unavailable"
+    assert str(e.value) == ("no worker has served the run stage of target 'cpu' for SOC 'Ghost2' for 2 s: the job "
+                            "was failed rather than left queued; submit again once such a worker is back")
 
 
 def test_a_dead_worker_leaves_the_pool_and_its_soc_within_seconds(pool):
