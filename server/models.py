@@ -56,6 +56,7 @@ class Bundle(Strict):
     constants: Dict[str, str] = {}
     modules: Dict[str, str] = {}
     structs: Dict[str, StructDefinition] = {}
+    annotations: Dict[str, str] = {}  # typing forms the annotations name: local name -> e.g. "Tuple"
 
 
 class TensorArg(Strict):

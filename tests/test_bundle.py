@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import asc
+import ascrun
 from ascrun.compiler import bundle
 from ascrun.compiler.bundle import KernelBundle, KernelFunction
 from ascrun.compiler.errors import BundleRejected
@@ -393,3 +394,41 @@ def test_a_kernel_named_like_a_cpp_keyword_is_refused():
     with pytest.raises(BundleRejected) as e:
         bundle.validate(_bundle("@asc.jit\ndef template(n: int):\n    pass\n", name="template"))
     assert str(e.value) == "function 'template': its name is a C++ keyword, rename it"
+
+
+# --- typing forms in annotations ------------------------------------------------------------------
+
+def test_typing_forms_are_collected_for_annotations_and_the_kernel_runs():
+    import ops
+    collected = bundle.collect(ops.typed_helper_copy_kernel)
+    assert collected.annotations == (("Tuple", "Tuple"),)
+    x = np.arange(64, dtype=np.float32)
+    z = np.zeros_like(x)
+    ascrun.run_local(ops.typed_helper_copy_kernel, 1, x, z)
+    np.testing.assert_array_equal(z, x)
+
+
+def test_a_typed_helper_runs_through_the_service(client):
+    import ops
+    x = np.arange(64, dtype=np.float32)
+    z = np.zeros_like(x)
+    client.launch(ops.typed_helper_copy_kernel, 1, x, z)
+    np.testing.assert_array_equal(z, x)
+
+
+@pytest.mark.parametrize("body", ["    t = Tuple\n", "    Tuple.copy_with((int,))\n", "    n = len(Tuple[int])\n"])
+def test_a_typing_form_is_refused_outside_annotations(body):
+    b = KernelBundle(entry="k", functions=(KernelFunction("k", "@asc.jit\ndef k(n: int) -> Tuple[int]:\n" + body,
+                                                          "kern.py", 1),),
+                     constants=(), modules=(("asc", "asc"),), annotations=(("Tuple", "Tuple"),))
+    with pytest.raises(BundleRejected, match=r"kernel 'k' \(kern.py:3\): 'Tuple' is a typing form: it may only be "
+                                             r"used in annotations"):
+        bundle.validate(b)
+
+
+@pytest.mark.parametrize("form", ["get_type_hints", "TYPE_CHECKING", "cast", "NamedTuple"])
+def test_only_typing_forms_may_be_named(form):
+    b = KernelBundle(entry="k", functions=(KernelFunction("k", "@asc.jit\ndef k(n: T):\n    pass\n", "kern.py", 1),),
+                     constants=(), modules=(("asc", "asc"),), annotations=(("T", form),))
+    with pytest.raises(BundleRejected, match=f"bundle names '{form}' as 'T' for its annotations: only typing's Any"):
+        bundle.validate(b)

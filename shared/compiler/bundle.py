@@ -17,6 +17,7 @@ import json
 import linecache
 import textwrap
 import types
+import typing
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, Mapping, Tuple
 
@@ -36,6 +37,9 @@ CONFIG_MODULE = "asc.runtime.config"
 # only these, so a bundle cannot reach open(), __import__ or exec through its namespace.
 KERNEL_BUILTINS = ("bool", "dict", "float", "int", "isinstance", "issubclass", "len", "list", "range", "repr",
                    "str", "tuple")
+# typing's forms a kernel may name in its annotations, and nowhere else (pyasc accepts
+# `-> Tuple[int, int]` on a helper); `from typing import Tuple` binds them, so they are globals.
+TYPING_FORMS = ("Any", "Dict", "List", "Optional", "Sequence", "Tuple", "Union")
 # str.format and format_map read attributes and items named in their text ("{0.__globals__}"),
 # out of the validator's sight; f-strings and % formatting are parsed or read no attributes.
 FORBIDDEN_ATTRIBUTES = ("format", "format_map")
@@ -73,13 +77,15 @@ class KernelFunction:
 @dataclass(frozen=True)
 class KernelBundle:
     """The kernel `entry`, every @asc.jit function it reaches, constants (as Python literals),
-    module aliases (local name -> module name inside the asc package) and the Struct classes the
-    kernels name or the arguments are (by class name, with the ones they nest)."""
+    module aliases (local name -> module name inside the asc package), the Struct classes the
+    kernels name or the arguments are (by class name, with the ones they nest) and the typing
+    forms their annotations name (local name -> one of TYPING_FORMS)."""
     entry: str
     functions: Tuple[KernelFunction, ...]
     constants: Tuple[Tuple[str, str], ...]
     modules: Tuple[Tuple[str, str], ...]
     structs: Tuple[Tuple[str, struct_defs.StructDef], ...] = ()
+    annotations: Tuple[Tuple[str, str], ...] = ()
 
     def to_json(self) -> Dict[str, Any]:
         data = {
@@ -90,6 +96,8 @@ class KernelBundle:
         }
         if self.structs:  # absent otherwise: a bundle without structs keeps its digest and older servers' schema
             data["structs"] = {name: d.to_json() for name, d in self.structs}
+        if self.annotations:  # likewise
+            data["annotations"] = dict(self.annotations)
         return data
 
     def with_structs(self, defs: Mapping[str, struct_defs.StructDef]) -> "KernelBundle":
@@ -99,7 +107,8 @@ class KernelBundle:
             if merged.setdefault(name, d) != d:
                 raise BundleRejected(f"two different Struct classes are named '{name}': the kernel's C++ declares "
                                      "structs by class name, rename one")
-        return KernelBundle(self.entry, self.functions, self.constants, self.modules, tuple(sorted(merged.items())))
+        return KernelBundle(self.entry, self.functions, self.constants, self.modules, tuple(sorted(merged.items())),
+                            self.annotations)
 
     @classmethod
     def from_json(cls, data: Any) -> "KernelBundle":
@@ -110,10 +119,11 @@ class KernelBundle:
             constants = tuple(sorted((str(k), str(v)) for k, v in data["constants"].items()))
             modules = tuple(sorted((str(k), str(v)) for k, v in data["modules"].items()))
             structs = data.get("structs") or {}
+            annotations = tuple(sorted((str(k), str(v)) for k, v in (data.get("annotations") or {}).items()))
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise BundleRejected(f"malformed kernel bundle: {e.__class__.__name__}: {e}") from None
         return cls(str(data["entry"]), tuple(sorted(functions, key=lambda f: f.name)), constants, modules,
-                   tuple(sorted(struct_defs.definitions_from_json(structs).items())))
+                   tuple(sorted(struct_defs.definitions_from_json(structs).items())), annotations)
 
     @property
     def digest(self) -> str:
@@ -176,6 +186,7 @@ def collect(kernel: Any) -> KernelBundle:
     constants: Dict[str, Tuple[str, str]] = {}  # name -> (literal, function that read it)
     modules: Dict[str, str] = {}
     structs: Dict[str, struct_defs.StructDef] = {}
+    annotations: Dict[str, str] = {}
     pending = [entry_fn]
     while pending:
         fn = pending.pop()
@@ -212,6 +223,10 @@ def collect(kernel: Any) -> KernelBundle:
                     raise BundleRejected(f"kernel reads '{name}' {where}, an alias of Struct '{value.__name__}': "
                                          "name Struct classes by their own name (the kernel's C++ does)")
                 struct_defs.describe(value, structs)
+            elif _typing_form(value) is not None:
+                if annotations.setdefault(name, _typing_form(value)) != _typing_form(value):
+                    raise BundleRejected(f"'{name}' names typing.{annotations[name]} elsewhere but "
+                                         f"typing.{_typing_form(value)} {where}")
             elif _is_literal_constant(value):
                 literal = repr(value)
                 previous = constants.setdefault(name, (literal, fn.__name__))
@@ -223,7 +238,7 @@ def collect(kernel: Any) -> KernelBundle:
                 raise BundleRejected(f"kernel reads global '{name}' {where}, a {kind}: kernels may read only "
                                      "int, float, bool, str, None or tuples of these, @asc.jit functions, "
                                      "Struct classes and the asc package")
-    clash = set(functions) & (set(constants) | set(modules) | set(structs))
+    clash = set(functions) & (set(constants) | set(modules) | set(structs) | set(annotations))
     if clash:
         raise BundleRejected(f"name(s) {sorted(clash)} mean both a kernel function and a global")
     return KernelBundle(
@@ -232,7 +247,13 @@ def collect(kernel: Any) -> KernelBundle:
         constants=tuple(sorted((k, v[0]) for k, v in constants.items())),
         modules=tuple(sorted(modules.items())),
         structs=tuple(sorted(structs.items())),
+        annotations=tuple(sorted(annotations.items())),
     )
+
+
+def _typing_form(value: Any) -> str | None:
+    """Which of TYPING_FORMS `value` is, if any."""
+    return next((form for form in TYPING_FORMS if getattr(typing, form) is value), None)
 
 
 def _merge(table: Dict[str, str], name: str, value: str, where: str) -> None:
@@ -322,13 +343,18 @@ def _validate_digest(digest: str, bundle: KernelBundle) -> None:
         if not _is_literal_constant(value):
             raise BundleRejected(f"constant '{name}' is a {type(value).__name__}: only int, float, bool, str, "
                                  "None and tuples of these are allowed")
+    for alias, form in bundle.annotations:
+        if not alias.isidentifier() or form not in TYPING_FORMS:
+            raise BundleRejected(f"bundle names {form!r} as {alias!r} for its annotations: only typing's "
+                                 f"{', '.join(TYPING_FORMS)} are allowed")
     struct_defs.validate(dict(bundle.structs))
-    globals_ = [n for n, _ in bundle.constants] + [n for n, _ in bundle.modules] + [n for n, _ in bundle.structs]
+    globals_ = ([n for n, _ in bundle.constants] + [n for n, _ in bundle.modules] + [n for n, _ in bundle.structs]
+                + [n for n, _ in bundle.annotations])
     clash = sorted(set(names) & set(globals_) | {n for n in globals_ if globals_.count(n) > 1})
     if clash:
         raise BundleRejected(f"name(s) {clash} are defined twice in the bundle")
     for fn in bundle.functions:
-        _validate_function(fn, asc_names, [alias for alias, _ in bundle.modules])
+        _validate_function(fn, asc_names, [alias for alias, _ in bundle.modules], [a for a, _ in bundle.annotations])
     _validate_names_and_calls(bundle)
 
 
@@ -353,7 +379,7 @@ def _validate_names_and_calls(bundle: KernelBundle) -> None:
     inlines calls, so recursion would never end)."""
     functions = {f.name for f in bundle.functions}
     defined = (functions | {n for n, _ in bundle.constants} | {n for n, _ in bundle.modules}
-               | {n for n, _ in bundle.structs} | set(KERNEL_BUILTINS))
+               | {n for n, _ in bundle.structs} | {n for n, _ in bundle.annotations} | set(KERNEL_BUILTINS))
     calls: Dict[str, set] = {}
     for fn in bundle.functions:
         tree = ast.parse(fn.source).body[0]
@@ -379,7 +405,8 @@ def _validate_names_and_calls(bundle: KernelBundle) -> None:
                     todo.append(callee)
 
 
-def _validate_function(fn: KernelFunction, asc_names: Iterable[str], module_names: Iterable[str]) -> None:
+def _validate_function(fn: KernelFunction, asc_names: Iterable[str], module_names: Iterable[str],
+                       typing_names: Iterable[str] = ()) -> None:
     def reject(line: int, why: str) -> BundleRejected:
         return BundleRejected(f"kernel '{fn.name}' ({fn.filename}:{fn.lineno + line - 1}): {why}")
 
@@ -405,8 +432,13 @@ def _validate_function(fn: KernelFunction, asc_names: Iterable[str], module_name
     for default in args.defaults + [d for d in args.kw_defaults if d is not None]:
         if not _is_literal(default):
             raise reject(default.lineno, "default values must be literals")
+    annotated = {id(n) for a in [*(arg.annotation for arg in args.posonlyargs + args.args + args.kwonlyargs),
+                                 node.returns] if a is not None for n in ast.walk(a)}
     chain_heads = {id(a.value) for a in ast.walk(node) if isinstance(a, ast.Attribute)}
+    typing_names = set(typing_names)
     for inner in ast.walk(node):
+        if isinstance(inner, ast.Name) and inner.id in typing_names and id(inner) not in annotated:
+            raise reject(inner.lineno, f"'{inner.id}' is a typing form: it may only be used in annotations")
         if isinstance(inner, ast.Name) and inner.id in module_names and id(inner) not in chain_heads:
             raise reject(inner.lineno, f"module '{inner.id}' may only be used as '{inner.id}.name'")
         if isinstance(inner, ast.Attribute) and inner.attr in FORBIDDEN_ATTRIBUTES:
@@ -517,6 +549,8 @@ def define(bundle: KernelBundle, import_module: Callable[[str], types.ModuleType
         _check_reach(fn, modules)
     for name, literal in bundle.constants:
         namespace[name] = ast.literal_eval(literal)
+    for name, form in bundle.annotations:
+        namespace[name] = getattr(typing, form)
     if bundle.structs:
         namespace.update(struct_defs.define(dict(bundle.structs), import_module))
     for fn in bundle.functions:

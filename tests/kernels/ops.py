@@ -1,4 +1,6 @@
 """Small kernels for the count-form vector instructions and block intrinsics, one tile per block."""
+from typing import Tuple
+
 import asc
 
 
@@ -100,3 +102,23 @@ def spin_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, rounds: int):
         asc.adds(z_local, x_local, 1.0, 64)
     asc.pipe_barrier(asc.PipeID.PIPE_ALL)
     asc.data_copy(z_gm, z_local, 64)
+
+
+@asc.jit
+def tile_shape(n: int) -> Tuple[int, int]:
+    """A helper annotated as pyasc's matmul tutorials annotate theirs."""
+    return n, n * 2
+
+
+@asc.jit
+def typed_helper_copy_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress):
+    """z = x over 64 elements, the count from a helper with a typing annotation."""
+    half, n = tile_shape(32)
+    x_gm = asc.GlobalTensor()
+    z_gm = asc.GlobalTensor()
+    x_gm.set_global_buffer(x, n)
+    z_gm.set_global_buffer(z, n)
+    t = asc.LocalTensor(x.dtype, asc.TPosition.VECIN, 0, n)
+    asc.data_copy(t, x_gm, n)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.data_copy(z_gm, t, n)
