@@ -7,7 +7,7 @@ import pytest
 import ascrun
 import ops
 from ascrun_cli import PYASC_STYLE
-from conftest import load_module
+from conftest import PAST_THE_END, load_module
 
 vadd = load_module(PYASC_STYLE / "test_vadd.py", "pyasc_style_vadd").vadd_kernel
 TILING = (512, 1, 64, 8)  # BLOCK_LENGTH, BUFFER_NUM, TILE_LENGTH, TILE_NUM for 8192 elements on 16 cores
@@ -48,7 +48,7 @@ def test_async_failure_raises_the_remote_error(service):
         asyncio.run(main())
     assert failure.value.kind == "runtime_error"
     assert str(failure.value) == ("block 15: DataCopy(GM->UB): elements [993, 1001) of tensor argument 'x' are "
-                                  "outside its 1000 elements")
+                                  "outside its 1000 elements" + PAST_THE_END)
 
 
 def test_submit_fans_out_and_result_gathers(client):

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from ascrun_cli import PYASC_STYLE, ascrun
+from conftest import PAST_THE_END
 
 VADD = f"{PYASC_STYLE / 'test_vadd.py'}::vadd_kernel"
 TILING = ["--arg", "BLOCK_LENGTH=512", "--arg", "BUFFER_NUM=1", "--arg", "TILE_LENGTH=64", "--arg", "TILE_NUM=8"]
@@ -84,7 +85,7 @@ def test_kernel_failure_exits_1(service, inputs):
     assert out.returncode == 1
     assert re.fullmatch(r"ascrun: vadd_kernel x16 on cpu: job [0-9a-f]{32} failed: runtime_error: block 15: "
                         r"DataCopy\(GM->UB\): elements \[993, 1001\) of tensor argument 'x' are outside its 1000 "
-                        r"elements\n", out.stderr)
+                        r"elements" + re.escape(PAST_THE_END) + r"\n", out.stderr)
 
 
 @pytest.mark.parametrize("args, message", [

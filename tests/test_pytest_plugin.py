@@ -9,10 +9,10 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from ascrun_cli import NO_NPU_NOTICE, NO_SIM_NOTICE, PYASC_STYLE
-from conftest import ROOT
+from conftest import PAST_THE_END, ROOT
 
 OVERRUN = ("block 15: DataCopy(GM->UB): elements [993, 1001) of tensor argument 'x' are outside its 1000 "
-           "elements")
+           "elements" + PAST_THE_END)
 
 
 def test_pyasc_style_tests_run_on_the_pool_with_junit_xml(service, client, tmp_path):

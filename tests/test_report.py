@@ -17,7 +17,7 @@ import pytest
 import ascrun
 import report as rk
 from ascrun_cli import PYASC_STYLE, ascrun as ascrun_cmd
-from conftest import ROOT
+from conftest import PAST_THE_END, ROOT
 
 KERNELS = ROOT / "tests" / "kernels" / "report.py"
 N = 16
@@ -225,7 +225,7 @@ def test_bounds_fault_faults_on_the_same_kernel():
     with pytest.raises(ascrun.KernelError) as e:  # LocalTensors large enough: only the GM overrun is left
         ascrun.run_local(rk.overrun_kernel, 16, x, np.zeros_like(x), 64, 64, 0, 0, bounds="fault")
     assert str(e.value) == ("block 15: DataCopy(GM->UB): elements [960, 1024) of tensor argument 'x' are outside its "
-                            "1000 elements")
+                            "1000 elements" + PAST_THE_END)
 
 
 def test_bounds_warn_in_range_has_no_warnings_and_the_same_artifact():

@@ -431,7 +431,12 @@ public:
             };
             const uint64_t limit = r.bytes + r.guard;
             const bool after = addr >= r.base;
-            if (!b.launch->warn_bounds() || !after) ascrun::fault(message());
+            if (!after) ascrun::fault(message());
+            if (!b.launch->warn_bounds()) {
+                // the device reads and writes past a tensor's end without a word (pyasc's tail tiles do)
+                ascrun::fault(message() + " (a device would go on past the end: bounds=\"warn\", --ascrun-bounds "
+                                          "warn or --bounds warn, runs on as it does)");
+            }
             if (off > limit || bytes > limit - off) {
                 ascrun::fault(message() + ascrun::format(" and past the %llu-byte guard zone after it (bounds=warn)",
                                                          static_cast<unsigned long long>(r.guard)));
