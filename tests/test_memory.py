@@ -257,3 +257,10 @@ def test_user_tag_without_a_buffer():
         "block 0: LocalTensor<float>::SetUserTag: the tensor has no buffer to hold a tag (the device dereferences a "
         "null buffer handle): only tensors from a TQue, TQueBind or TBuf have one, not those built from an address "
         "or a LocalMemAllocator")
+
+
+def test_a_tbuf_used_as_a_queue_is_its_one_buffer():
+    x = np.arange(256, dtype=np.float32)
+    z = np.zeros_like(x)
+    ascrun.run_local(mk.tbuf_as_queue_kernel, 1, x, z, 256)
+    np.testing.assert_array_equal(z, x + 1)

@@ -345,3 +345,27 @@ def user_tag_kernel(w: asc.GlobalAddress, mode: int):
     if mode == 1:
         bare = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 1024, 8)
         bare.set_user_tag(1)
+
+
+@asc.jit
+def tbuf_as_queue_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n: asc.ConstExpr[int]):
+    """A TBuf used through TQueBind's interface, as pyasc lets a kernel: alloc_tensor and deque
+    are its whole buffer, enque and free_tensor do nothing (kernel_tbuf_impl.h). z = x + 1."""
+    x_gm = asc.GlobalTensor()
+    z_gm = asc.GlobalTensor()
+    x_gm.set_global_buffer(x, n)
+    z_gm.set_global_buffer(z, n)
+    pipe = asc.TPipe()
+    buf = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(buf, n * 4)
+    a = buf.alloc_tensor(x.dtype)
+    asc.data_copy(a, x_gm, n)
+    buf.enque(a)
+    b = buf.deque(x.dtype)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.adds(b, b, 1.0, n)
+    buf.free_tensor(b)
+    c = buf.alloc_tensor(x.dtype)  # the same bytes again: freeing a TBuf's tensor releases nothing
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.data_copy(z_gm, c, n)
+    buf.free_tensor(c)

@@ -530,6 +530,25 @@ public:
         return LocalTensor<T>::ascrun_make(pos, base_ + bufOffset, size, ascrun::BufTag{0, 0, 0, 0, handle_});
     }
 
+    // TBuf inherits TQueBind's interface with none of a queue's bookkeeping (kernel_tbuf_impl.h):
+    // AllocTensor and DeQue are Get, EnQue and FreeTensor do nothing ("TBuf获取的Tensor无需释放").
+    template <typename T>
+    LocalTensor<T> AllocTensor() {
+        return Get<T>();
+    }
+    template <typename T>
+    void FreeTensor(LocalTensor<T>&) {
+        require_live("FreeTensor");
+    }
+    template <typename T>
+    void EnQue(const LocalTensor<T>&) {
+        require_live("EnQue");
+    }
+    template <typename T>
+    LocalTensor<T> DeQue() {
+        return Get<T>();
+    }
+
     // ---- ascrun internals ----
     std::string label() const { return ascrun::format("TBuf<%s>", ascrun::position_name(pos)); }
     bool ascrun_attached(const ascrun::BlockContext& b) const {
