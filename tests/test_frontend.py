@@ -1,6 +1,8 @@
 """Frontend: pyasc's real codegen, passes and translation; the IR hash; compile errors."""
+import numpy as np
 import pytest
 
+import ascrun
 from ascrun.compiler import bundle, frontend
 from ascrun.compiler.bundle import KernelBundle
 from ascrun.compiler.errors import CompileError
@@ -118,3 +120,34 @@ def test_bundle_digest_covers_everything_define_uses(framework_example):
     struct = {"S": {"pack": 0, "fields": [{"name": "a", "dtype": "int32"}]}}
     digests.add(KernelBundle.from_json({**data, "structs": struct}).digest)
     assert len(digests) == 7
+
+
+def _matmul_args():
+    import asc
+    return (np.zeros((16, 16), np.float16), np.zeros((16, 16), np.float16), np.zeros((16, 16), np.float32),
+            asc.adv.TCubeTiling(), np.zeros(1024, np.uint8))
+
+
+def _mlir_error_line():
+    import cube
+    path = cube.__file__
+    line = next(i for i, text in enumerate(open(path), 1) if "REGISTER_LINE" in text)
+    return (f"pyasc's pass pipeline failed for 'matmul_registered_kernel': Failed to run passes\n"
+            f"{path}:{line}:46: error: 'ascendc.regist_matmul_obj' op operand #2 must be , but got "
+            "'!emitasc.py_struct<\"TCubeTiling\", [i32")
+
+
+def test_mlir_diagnostics_are_in_the_compile_error_with_the_kernels_line():
+    """MLIR prints them to stderr (fd 2); the error a user sees has its error lines, located in
+    the kernel's file, without the IR dumps of its notes."""
+    import cube
+    with pytest.raises(CompileError) as e:
+        ascrun.run_local(cube.matmul_registered_kernel, 1, *_matmul_args())
+    assert str(e.value).startswith(_mlir_error_line()) and "see current operation" not in str(e.value)
+
+
+def test_mlir_diagnostics_come_back_from_the_workers_jail(client):
+    import cube
+    with pytest.raises(ascrun.KernelError) as e:
+        client.launch(cube.matmul_registered_kernel, 1, *_matmul_args())
+    assert e.value.kind == "compile_error" and str(e.value).startswith(_mlir_error_line())

@@ -6,15 +6,18 @@ CANN: nothing here needs bisheng or a device.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import importlib
 import inspect
 import json
+import os
 import re
+import sys
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple
 
 from . import structs
 from .bundle import KernelBundle, define
@@ -263,6 +266,43 @@ def _mock_arg(asc_jit, dtype_cls, namespace: Dict[str, Any], defs: structs.Defin
     return np.dtype(arg.dtype).type(arg.value)
 
 
+MAX_DIAGNOSTIC_BYTES = 1 << 20
+MAX_DIAGNOSTIC_LINE = 2000
+MAX_DIAGNOSTICS = 10
+_DEFINED_AS = re.compile(r"<ascrun:[0-9a-f]{12}:[A-Za-z_][A-Za-z0-9_]*:(.*?)>:(\d+:\d+): ")  # bundle.define's names
+
+
+@contextlib.contextmanager
+def _native_stderr() -> Iterator[Callable[[], str]]:
+    """What native code (MLIR's diagnostics) writes to fd 2 meanwhile, readable by the function
+    yielded; afterwards it goes on to the process's stderr as before."""
+    sys.stderr.flush()
+    sink = os.memfd_create("pyasc-diagnostics")
+    saved = os.dup(2)
+    os.dup2(sink, 2)
+    try:
+        yield lambda: os.pread(sink, MAX_DIAGNOSTIC_BYTES, 0).decode(errors="replace")
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        try:
+            os.write(2, os.pread(sink, MAX_DIAGNOSTIC_BYTES, 0))
+        except OSError:
+            pass  # no stderr to pass it on to
+        os.close(sink)
+
+
+def diagnostics(text: str) -> List[str]:
+    """MLIR's error lines, located in the author's file (bundle.define registers each function
+    under a name of its own, with the author's line numbers), without the IR dumps of its notes."""
+    found = []
+    for line in text.splitlines():
+        if ": error: " in line and len(found) < MAX_DIAGNOSTICS:
+            line = _DEFINED_AS.sub(lambda m: f"{m.group(1)}:{m.group(2)}: ", line)
+            found.append(line if len(line) <= MAX_DIAGNOSTIC_LINE else line[:MAX_DIAGNOSTIC_LINE] + " ...")
+    return found
+
+
 def _compile_error(exc: BaseException, bundle: KernelBundle, fn_name: str | None) -> KernelError:
     """pyasc's message, plus where in the author's file it points."""
     cause = exc
@@ -338,19 +378,21 @@ def run(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any] |
             module = kernel._run_codegen(Specialization(arg_types, constexprs), codegen_options)
         except Exception as e:
             raise _compile_error(e, bundle, None) from None
-        try:
-            # pyasc's Compiler without its constructor, which looks for bisheng and a SoC that
-            # the pass pipeline and the translation do not need.
-            passes = object.__new__(Compiler)
-            passes.options = compile_options
-            passes.run_passes(module)
-            ir_text = str(module)
-            source = Compiler.run_translation(module)
-            kernel_args = tuple(re.sub(r"(?<!^)(?=[A-Z])", "_", a.name).lower()
-                                for a in asc_ir.get_kernel_arg_attrs(module))
-            stripped_hash = ir_hash(module)
-        except Exception as e:
-            raise CompileError(f"pyasc's pass pipeline failed for '{bundle.entry}': {e}") from None
+        with _native_stderr() as printed:
+            try:
+                # pyasc's Compiler without its constructor, which looks for bisheng and a SoC that
+                # the pass pipeline and the translation do not need.
+                passes = object.__new__(Compiler)
+                passes.options = compile_options
+                passes.run_passes(module)
+                ir_text = str(module)
+                source = Compiler.run_translation(module)
+                kernel_args = tuple(re.sub(r"(?<!^)(?=[A-Z])", "_", a.name).lower()
+                                    for a in asc_ir.get_kernel_arg_attrs(module))
+                stripped_hash = ir_hash(module)
+            except Exception as e:
+                said = "".join(f"\n{line}" for line in diagnostics(printed()))
+                raise CompileError(f"pyasc's pass pipeline failed for '{bundle.entry}': {e}{said}") from None
 
     params = tuple(_param(name, spec_args[name], defs) for name in runtime_args)
     return FrontendResult(kernel_name=kernel.fn.__name__, ir=ir_text, source=source, ir_hash=stripped_hash,
