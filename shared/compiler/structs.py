@@ -28,6 +28,7 @@ FIELD_CTYPES: Dict[str, Type[ctypes._SimpleCData]] = {
 }
 CPP_PACK = 8  # the `#pragma pack(push, 8)` pyasc emits around every struct
 STRUCT_MODULE = "asc.language.core.struct"  # where Struct lives, in pyasc and in ascrun's stand-in
+PYASC_TILING_MODULE = "asc.language.adv.tiling"  # pyasc's own tiling structs (TCubeTiling, SoftmaxTiling, ...)
 MAX_PACK = 1 << 16
 MAX_FIELDS = 1024
 MAX_DEPTH = 32  # struct inside struct, levels
@@ -292,11 +293,30 @@ def reachable(defs: Definitions, name: str) -> Dict[str, StructDef]:
 # ---------------------------------------------------------------------------------------------
 # Worker side: the definitions as pyasc classes.
 
+def _pyasc_own(import_module: Callable[[str], Any], defs: Definitions) -> Dict[str, type]:
+    """pyasc's own tiling structs (asc.adv.TCubeTiling, ...) that definitions describe exactly:
+    pyasc's passes type those as themselves (a TCubeTiling operand of Matmul's registration), not
+    as a generic struct, so the kernel must get pyasc's class."""
+    try:
+        module = import_module(PYASC_TILING_MODULE)
+    except ImportError:  # ascrun's stand-in for pyasc has none
+        return {}
+    own = {}
+    for name, cls in vars(module).items():
+        if name in defs and isinstance(cls, type) and is_struct_class(cls) and cls.__module__ == module.__name__:
+            described: Dict[str, StructDef] = {}
+            describe(cls, described)
+            if all(defs.get(n) == d for n, d in described.items()):
+                own[name] = cls
+    return own
+
+
 def define(defs: Definitions, import_module: Callable[[str], Any]) -> Dict[str, type]:
-    """pyasc Struct subclasses for the definitions (nested ones first), by name."""
+    """pyasc Struct subclasses for the definitions (nested ones first), by name: pyasc's own
+    class where a definition is exactly one of its tiling structs."""
     struct_module = import_module(STRUCT_MODULE)
     from_name = import_module("asc.language.core.dtype").DataType
-    classes: Dict[str, type] = {}
+    classes: Dict[str, type] = _pyasc_own(import_module, defs)
 
     def build(name: str) -> type:
         if name not in classes:
