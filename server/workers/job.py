@@ -181,7 +181,7 @@ def run_job(job_id: str, stage: Optional[str] = None) -> str:
             frontend.append(pipeline.frontend_key(bundle, specs, options))
             built = pipeline.from_caches(bundle, specs, target.toolchain.id, cache, cache, options)
             if built is None:
-                return _hand_to_build(store, record, spec, stage, target.toolchain.id, fail)
+                return _hand_to_build(store, record, stage, target.toolchain.id, timeout_s, fail)
         for name, seconds in built.timings.items():
             timings.setdefault(name, seconds)  # a build worker's, if it built for us
         if "run" not in served.stages:
@@ -207,10 +207,10 @@ def run_job(job_id: str, stage: Optional[str] = None) -> str:
     return "done" if won else "superseded"
 
 
-def _hand_to_build(store: JobStore, record: Dict[str, Any], spec: Dict[str, Any], stage: Optional[str],
-                   toolchain_id: str, fail: Callable[..., bool]) -> str:
+def _hand_to_build(store: JobStore, record: Dict[str, Any], stage: Optional[str], toolchain_id: str,
+                   timeout_s: float, fail: Callable[..., bool]) -> str:
     """A run-only worker without the job's artifact: a build worker makes it, once."""
-    target, soc = spec["target"], record.get("soc")
+    target, soc = record["target"], record.get("soc")
     if stage == "run":  # a build worker made it for us, and it is not there
         fail("unavailable", f"the artifact a build worker made for this job is not in the cache this run worker "
                             f"reads: the build's toolchain ({record.get('toolchain', '?')[:12]}) differs from this "
@@ -220,5 +220,5 @@ def _hand_to_build(store: JobStore, record: Dict[str, Any], spec: Dict[str, Any]
         fail("unavailable", f"this kernel is not built yet, and no worker builds for target '{target}'"
                             + (f" SOC '{soc}'" if soc else "") + " right now")
         return "failed"
-    store.hand_off(record["id"], record, "build", float(spec.get("timeout") or store.settings.job_timeout_s))
+    store.hand_off(record["id"], record, "build", timeout_s)
     return "handed on"
