@@ -47,7 +47,7 @@ class TerminalProgress:
                          detail=detail, refresh=True)
 
     def on_status(self, handle: Any) -> None:
-        state = "compiling and running" if handle.status == "started" else handle.status
+        state = "compiling and running" if handle.status == "started" else state_of(handle.record)
         self._bar.update(self._task, description=f"{self._label}: {state}", total=None, detail=f"job {handle.id[:8]}",
                          refresh=True)
 
@@ -58,6 +58,15 @@ class TerminalProgress:
 
     def close(self) -> None:
         self._bar.stop()
+
+
+def state_of(record: dict) -> str:
+    """"queued: 3rd of 7" for a job waiting in its queue, else its status."""
+    if record["status"] != "queued" or record.get("queue_position") is None:
+        return record["status"]
+    n = record["queue_position"]
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"queued: {n}{suffix} of {record['queue_depth']}"
 
 
 def progress_for(stream: TextIO, summaries: bool = True):

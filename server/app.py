@@ -413,6 +413,12 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
         record = merge_record(*await async_redis.mget(keys.job_key(job_id), keys.final_key(job_id)))
         if record is None or record.get("tenant") != who.name:
             raise ApiError(404, "not_found", f"no job {job_id} (unknown, or its result expired)")
+        if record["status"] == "queued" and "target" in record:
+            queue, rq_id = keys.waiting_in(record)
+            async with async_redis.pipeline(transaction=False) as pipe:
+                position, depth = await pipe.lpos(queue, rq_id).llen(queue).execute()
+            if position is not None:  # else a worker is taking it just now
+                record.update(queue_position=position + 1, queue_depth=depth)
         return record
 
     @app.get("/v1/jobs/{job_id}", response_model=JobResult, tags=["jobs"])

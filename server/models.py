@@ -191,6 +191,10 @@ class JobResult(BaseModel):
     bounds: str = "fault"
     created_at: float
     worker: Optional[str] = None
+    # a queued job: its place in its tenant's queue (1: next) and that queue's length; workers
+    # take the tenants' queues in turn, so other tenants' jobs are not counted
+    queue_position: Optional[int] = None
+    queue_depth: Optional[int] = None
     started_at: Optional[float] = None
     ended_at: Optional[float] = None
     outputs: Dict[str, OutputRef] = {}

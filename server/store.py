@@ -276,6 +276,12 @@ def queue_depth(connection: redis.Redis, target: str) -> Tuple[int, Optional[flo
     return depth, (time.time() - min(created)) if created else None
 
 
+def waiting_in(record: Dict[str, Any]) -> Tuple[str, str]:
+    """(RQ list, RQ job id) of a queued job: its tenant's queue for its target, SOC and stage."""
+    name = queue_name(record["target"], record["tenant"], record.get("soc"), record.get("stage", "run"))
+    return Queue.redis_queue_namespace_prefix + name, record.get("rq_job", record["id"])
+
+
 def merge_record(record: Optional[bytes], final: Optional[bytes]) -> Optional[Dict[str, Any]]:
     """A job's current state: its terminal record once there is one, else its live record."""
     if final is not None:

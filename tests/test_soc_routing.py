@@ -98,6 +98,23 @@ def test_targets_show_the_live_pool_and_its_queue(pool):
         store.worker_gone(connection, {"cpu": {"socs": ["Ghost1"]}}, "test-ghost-worker")
 
 
+def test_a_queued_job_says_its_place_in_its_queue(pool):
+    """GET /v1/jobs/{id} of a queued job: its position in its tenant's queue and that queue's
+    depth (what `ascrun launch`'s progress line shows as "queued: 2nd of 3")."""
+    connection = redis.Redis.from_url(pool.env["REDIS_URL"])
+    ghost = {"cpu": {"socs": ["Ghost3"]}}
+    store.worker_beat(connection, ghost, "test-ghost-worker-3")  # serves the SOC, reads nothing
+    try:
+        with ascrun.Client(pool.url, retries=0) as client:
+            handles = [client.submit(ops.spin_kernel, 1, np.full(64, i, np.float32), np.zeros(64, np.float32), 1,
+                                     soc="Ghost3") for i in range(3)]
+            seen = [client._request("GET", f"/v1/jobs/{h.id}").json() for h in handles]
+    finally:
+        store.worker_gone(connection, ghost, "test-ghost-worker-3")
+    assert [(r["status"], r["queue_position"], r["queue_depth"]) for r in seen] == [
+        ("queued", 1, 3), ("queued", 2, 3), ("queued", 3, 3)]
+
+
 def test_a_job_whose_last_worker_left_fails_rather_than_waiting_forever(pool):
     """Admitted while a worker served its SOC, which then left: after ASCRUN_UNSERVED_GRACE (2 s
     here) with no live worker for its queue, the reaper fails it, saying why."""
