@@ -14,7 +14,6 @@ from typing import Any, Callable, Dict, Sequence
 from . import frontend, structs
 from .bundle import KernelBundle
 from .cache import Cache
-from .errors import KernelError
 from .frontend import ArgSpec, FrontendResult
 from .runner import BOUNDS, RunResult, check_bounds  # noqa: F401 (BOUNDS, check_bounds: re-exported)
 from . import targets
