@@ -298,8 +298,8 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
             # Off the event loop: checking a bundle (its structs, its source) costs CPU.
             record = await run_in_threadpool(enqueue_job, body, who, idempotency_key, job_id)
             if wait > 0 and record["id"] == job_id:
-                return await follow(waiter, record, wait, lambda: read_job(job_id, who))
-        return await wait_for_end(record["id"], wait, who) if wait > 0 else record  # an earlier job
+                return job_response(await follow(waiter, record, wait, lambda: read_job(job_id, who)), 202)
+        return job_response(await wait_for_end(record["id"], wait, who) if wait > 0 else record, 202)  # an earlier job
 
     def enqueue_job(body: JobRequest, who: Tenant, idempotency_key: Optional[str], job_id: str) -> dict:
         limits = who.limits
@@ -425,7 +425,12 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
     async def get_job(job_id: str, wait: float = Query(0, ge=0, le=settings.max_wait_s,
                                                        description="seconds to wait for a terminal state"),
                       who: Tenant = Depends(tenant)):
-        return await wait_for_end(job_id, wait, who)
+        return job_response(await wait_for_end(job_id, wait, who))
+
+    def job_response(record: dict, status: int = 200) -> Response:
+        """The record as JobResult, serialized by pydantic in one step: a finished job's inline
+        outputs make it tens of KiB, which FastAPI's validate-then-json.dumps path costs twice."""
+        return Response(JobResult.model_validate(record).model_dump_json(), status, media_type="application/json")
 
     async def wait_for_end(job_id: str, wait: float, who: Tenant) -> dict:
         """The job's record once it is terminal, or as it is after `wait` seconds (no polling: its
