@@ -359,6 +359,7 @@ class JobStore:
         self.settings = settings
         self._finish = connection.register_script(FINISH_LUA)
         self._unserved_since: Dict[Tuple, float] = {}  # queue (target, soc, stage) -> since when no live worker
+        self._popped_since: Dict[str, float] = {}  # RQ job id -> since when it is RQ-queued but in no list
         self._admit = connection.register_script(ADMIT_LUA)
 
     def admit(self, record: Dict[str, Any], spec: Dict[str, Any], inputs: Dict[str, bytes], in_flight_bytes: int,
@@ -476,12 +477,15 @@ class JobStore:
         start); and every job waiting in a queue that no live worker has read for
         settings.unserved_grace_s (the last worker of its target, SOC or stage is gone). Returns their ids."""
         ended, live = [], {}
+        popped, self._popped_since = self._popped_since, {}  # kept below for the jobs still popped
         for raw in self.connection.zrangebyscore(QUEUED, 0, time.time() - UNQUEUED_GRACE_S):
             job_id = raw.decode()
             record = self.get(job_id) or {}
             rq_id = record.get("rq_job", job_id)  # a job handed on has an RQ job per stage
+            if rq_id in popped:
+                self._popped_since[rq_id] = popped[rq_id]
             status, started_at, origin = self.connection.hmget(Job.key_for(rq_id), "status", "started_at", "origin")
-            if status == b"queued" and origin is not None and self._taken_by_a_dead_worker(rq_id, origin.decode()):
+            if status == b"queued" and origin is not None and self._lost_after_dequeue(rq_id, origin.decode()):
                 pass  # failed below
             elif status is not None and status.decode() in ("queued", "deferred", "scheduled"):
                 unserved = self._unserved(record, live)
@@ -517,18 +521,26 @@ class JobStore:
                 + f" for {self.settings.unserved_grace_s} s: the job was failed rather than left queued; submit again "
                 "once such a worker is back")
 
-    def _taken_by_a_dead_worker(self, rq_id: str, queue: str) -> bool:
-        """Whether a worker moved the job out of its queue (into RQ's intermediate list) and has
-        not started it for UNQUEUED_GRACE_S: it died between dequeue and start. The job is taken
-        out of the list, so that RQ never hands it to another worker after we failed it."""
+    def _lost_after_dequeue(self, rq_id: str, queue: str) -> bool:
+        """Whether a worker took the job off its queue and died before starting it (still queued
+        in RQ UNQUEUED_GRACE_S later). RQ moves a job it takes from a single queue to an
+        intermediate list, and pops one it takes from several (BLPOP) outright: a job in neither
+        list was popped. One in the intermediate list is taken out of it, so that RQ never hands it
+        to another worker after we failed it. A tenant's queue holds at most its max_active_jobs,
+        so the LPOS are short."""
         intermediate = IntermediateQueue(Queue.redis_queue_namespace_prefix + queue, self.connection)
-        if self.connection.lpos(intermediate.key, rq_id) is None:
-            return False
-        intermediate.set_first_seen(rq_id)
-        first_seen = intermediate.get_first_seen(rq_id)
-        if first_seen is None or time.time() - first_seen.timestamp() < UNQUEUED_GRACE_S:
-            return False
-        return bool(self.connection.lrem(intermediate.key, 0, rq_id))
+        if self.connection.lpos(intermediate.key, rq_id) is not None:
+            self._popped_since.pop(rq_id, None)
+            intermediate.set_first_seen(rq_id)
+            first_seen = intermediate.get_first_seen(rq_id)
+            if first_seen is None or time.time() - first_seen.timestamp() < UNQUEUED_GRACE_S:
+                return False
+            return bool(self.connection.lrem(intermediate.key, 0, rq_id))
+        if self.connection.lpos(Queue.redis_queue_namespace_prefix + queue, rq_id) is not None:
+            self._popped_since.pop(rq_id, None)
+            return False  # waiting its turn
+        popped = self._popped_since.setdefault(rq_id, time.time())
+        return time.time() - popped >= UNQUEUED_GRACE_S
 
     def frontend_entry(self, job_id: str) -> Optional[Dict[str, Any]]:
         key = self.connection.get(files_key(job_id))

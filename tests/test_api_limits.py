@@ -323,6 +323,18 @@ def test_a_job_a_worker_took_and_died_with_is_reaped(api, redis_url):
     assert connection.lrange(f"{queue}:intermediate", 0, -1) == []
 
 
+def test_a_job_a_worker_popped_and_died_with_is_reaped(api, redis_url):
+    """A worker reading several queues (RQ's BLPOP) popped the job off its queue outright and was
+    SIGKILLed before it started it: the job is in no list; it ends all the same."""
+    connection = redis.Redis.from_url(redis_url)
+    record = _queued_for_sim(api, connection)
+    assert connection.lpop(f"rq:queue:{store.queue_name('sim', 'open')}") == record["id"].encode()
+    deadline = time.monotonic() + 2 * store.UNQUEUED_GRACE_S + 30
+    while record["status"] == "queued" and time.monotonic() < deadline:
+        record = api.get(f"/v1/jobs/{record['id']}", params={"wait": 5}).json()
+    assert record["error"] == LOST
+
+
 def test_a_job_that_ended_before_a_worker_took_it_runs_nothing(api, redis_url):
     """The reaper failed a job still in its queue (its worker was thought lost): the worker that
     dequeues it later ends it at once, without running it or touching its record."""
