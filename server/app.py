@@ -407,6 +407,10 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
             if arg.nbytes != size:
                 raise ApiError(400, "bad_request", f"tensor '{name}': {arg.dtype}{arg.shape} needs {arg.nbytes} "
                                                    f"bytes but its blob has {size}")
+        for name, arg in zip(names, body.args):  # sent as nothing, but the worker holds it as a blob's bytes
+            if arg.kind == "tensor" and arg.zeros and arg.nbytes > who.limits.max_blob_bytes:
+                raise ApiError(413, "limit", f"tensor '{name}' of {arg.nbytes} bytes (zeros) exceeds the "
+                                             f"{who.limits.max_blob_bytes}-byte limit (max_blob_bytes)")
         return sum(a.nbytes for a in body.args if a.kind == "tensor")
 
     async def read_job(job_id: str, who: Tenant) -> dict:

@@ -224,6 +224,17 @@ def test_over_cap_upload_is_refused_before_its_body(pool):
     assert "blob of 2000000000 bytes exceeds the 8000-byte limit (max_blob_bytes)" in answer
 
 
+def test_a_zero_tensor_over_the_blob_cap_is_refused(pool):
+    """A tensor sent as zeros costs the client nothing to send, but the worker holds its bytes: it
+    is capped as the blob it stands for would be."""
+    job = _job()
+    job["args"][0] = {"kind": "tensor", "dtype": "float32", "shape": [2001], "zeros": True}  # 8004 bytes
+    answer = httpx.post(f"{pool.url}/v1/jobs", json=job, headers={"Authorization": f"Bearer {TOKENS['small']}"})
+    assert answer.status_code == 413
+    assert answer.json()["error"]["message"] == ("tensor 'x' of 8004 bytes (zeros) exceeds the 8000-byte limit "
+                                                 "(max_blob_bytes)")
+
+
 def test_over_cap_stream_is_refused_and_not_retried(pool):
     sent = []
     with ascrun.Client(pool.url, token=TOKENS["small"]) as small:

@@ -199,9 +199,6 @@ def pool(tmp_path):
 def test_a_pool_across_namespaces_survives_a_dead_worker_host_and_sees_a_cut_one_leave(pool):
     names = {h: f"ascrun-{os.uname().nodename}-{pool.processes[h].pid}" for h in ("w1", "w2")}
     assert sorted(_client(TARGETS)["cpu"]) == sorted(names.values())
-    # the client's namespace reaches the API over the bridge, and nothing on this host's loopback
-    with pytest.raises(AssertionError):
-        _client("import httpx; httpx.get('http://127.0.0.1:6379', timeout=2)")
 
     load = subprocess.Popen(["ip", "netns", "exec", _ns("client"), sys.executable, "-c",
                              f"import sys; sys.argv = ['load', '8']; sys.path[:0] = "

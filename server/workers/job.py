@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
+import mmap
 import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence
@@ -100,8 +101,9 @@ def _values(store: JobStore, bundle: KernelBundle, spec: Dict[str, Any]) -> Dict
         if arg["kind"] != "tensor":
             values[name] = arg["value"]
             continue
-        if arg.get("zeros"):
-            data = bytearray(int(np.prod(arg["shape"])) * np.dtype(arg["dtype"]).itemsize)
+        if arg.get("zeros"):  # an anonymous mapping: zero pages, not gigabytes zero-filled under the GIL
+            nbytes = int(np.prod(arg["shape"])) * np.dtype(arg["dtype"]).itemsize
+            data = memoryview(mmap.mmap(-1, nbytes)) if nbytes else bytearray()
         elif "input" in arg:  # inline in the submission
             data = spec["inputs"].get(arg["input"])
             data = None if data is None else bytearray(data)

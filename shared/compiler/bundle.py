@@ -224,9 +224,10 @@ def collect(kernel: Any) -> KernelBundle:
                                          "name Struct classes by their own name (the kernel's C++ does)")
                 struct_defs.describe(value, structs)
             elif _typing_form(value) is not None:
-                if annotations.setdefault(name, _typing_form(value)) != _typing_form(value):
-                    raise BundleRejected(f"'{name}' names typing.{annotations[name]} elsewhere but "
-                                         f"typing.{_typing_form(value)} {where}")
+                form = _typing_form(value)
+                if annotations.setdefault(name, form) != form:
+                    raise BundleRejected(f"'{name}' names typing.{annotations[name]} elsewhere but typing.{form} "
+                                         f"{where}")
             elif _is_literal_constant(value):
                 literal = repr(value)
                 previous = constants.setdefault(name, (literal, fn.__name__))
