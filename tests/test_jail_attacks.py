@@ -190,3 +190,18 @@ def test_a_build_cannot_make_the_broker_hold_unbounded_output():
     assert str(failed.value) == f"{jail.JailedToolchain.MAX_STDERR} characters of diagnostics"
     grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert grown_kib < 64 << 10, f"the broker grew by {grown_kib} KiB"  # the output stayed in the jail's file
+
+
+@pytest.mark.parametrize("reply", [b'{"error": ["not", "an", "object"]}', b'{"ok": true}'])
+def test_a_cann_build_jail_answering_out_of_protocol_fails_its_job_only(monkeypatch, reply):
+    """The CANN build jail's answer is read as the run jail's is (jail.kernel_error): a malformed
+    error, or an answer without the artifact, fails the job as out of protocol."""
+    from ascrun.compiler import cann
+    script = ("import os, sys; w = lambda m: os.write(1, (1).to_bytes(8, 'big') + len(m).to_bytes(8, 'big') + m); "
+              "w(b'{\"ready\": true}'); sys.stdin.buffer.read(8); w(" + repr(reply) + "); import time; time.sleep(60)")
+    monkeypatch.setenv("ASCEND_HOME_PATH", "/nonexistent/ascend")
+    monkeypatch.setattr(cann.jail, "PythonJail", lambda *args: Hijacked(script))
+    probe = type("Probe", (), {"soc": "Ascend910B1", "id": "hijacked"})()
+    with pytest.raises(KernelError) as e:
+        cann.JailedCannToolchain(probe, LIMITS).build("int x;", "k")
+    assert e.value.kind == "runtime_error" and str(e.value) == "the build jail answered out of protocol"

@@ -282,9 +282,9 @@ class JailedCannToolchain:
         finally:
             stage.close()
         if "error" in reply:
-            raise KernelError(str(reply["error"].get("message")), kind=str(reply["error"].get("kind", "build_error")))
+            raise jail.kernel_error(reply, "build")
         if len(blobs) != 1 or not bytes(blobs[0][:len(ARTIFACT_MAGIC)]) == ARTIFACT_MAGIC:
-            raise KernelError(f"the build jail of '{kernel_name}' answered out of protocol", kind="build_error")
+            raise jail.out_of_protocol("build")
         return bytes(blobs[0])
 
 

@@ -360,14 +360,14 @@ class Deadline:
         return KernelError(f"the job ran longer than its {self.timeout_s:g} s timeout and was stopped", kind="timeout")
 
 
-def _kernel_error(reply: Dict, stage: str) -> KernelError:
+def kernel_error(reply: Dict, stage: str) -> KernelError:
     with _in_protocol(stage):
         error = reply["error"]
         return KernelError(str(error["message"]), kind=str(error["kind"]), log=str(error.get("log", "")),
                            warnings=[str(w) for w in error.get("warnings", [])])
 
 
-def _out_of_protocol(stage: str) -> KernelError:
+def out_of_protocol(stage: str) -> KernelError:
     return KernelError(f"the {stage} jail answered out of protocol", kind="runtime_error")
 
 
@@ -377,7 +377,7 @@ def _in_protocol(stage: str):
     try:
         yield
     except (KeyError, TypeError, ValueError, AttributeError):
-        raise _out_of_protocol(stage) from None
+        raise out_of_protocol(stage) from None
 
 
 class JailedFrontend:
@@ -412,7 +412,7 @@ class JailedFrontend:
             raise KernelError(f"the frontend's jail answered out of protocol ({header.get('ended')})",
                               kind="compile_error") from None
         if "error" in reply:
-            raise _kernel_error(reply, "frontend")
+            raise kernel_error(reply, "frontend")
         with _in_protocol("frontend"):
             return FrontendResult.from_json(reply["ok"])
 
@@ -558,14 +558,14 @@ class JailedRunners:
         while len(jail_.artifacts) > RUN_JAIL_ARTIFACTS:
             jail_.artifacts.pop(next(iter(jail_.artifacts)))
         if "error" in reply:
-            raise _kernel_error(reply, "run")
+            raise kernel_error(reply, "run")
         with _in_protocol("run"):
             ok = reply["ok"]
             result = RunResult(written=[str(n) for n in ok["written"]], seconds=float(ok["seconds"]),
                                log=str(ok["log"]), warnings=[str(w) for w in ok["warnings"]])
         if len(result.written) != len(written) or not set(result.written) <= set(tensors) or \
                 any(len(data) != tensors[name].nbytes for name, data in zip(result.written, written)):
-            raise _out_of_protocol("run")
+            raise out_of_protocol("run")
         for name, data in zip(result.written, written):
             tensors[name].reshape(-1).view(np.uint8)[:] = np.frombuffer(data, np.uint8)
         return result
