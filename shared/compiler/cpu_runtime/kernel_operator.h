@@ -7,6 +7,7 @@
 #include "ascrun/tensor.h"
 #include "ascrun/sys_var.h"
 #include "ascrun/sync.h"
+#include "ascrun/cross_core.h"
 #include "ascrun/data_copy.h"
 #include "ascrun/mask.h"
 #include "ascrun/vec_binary.h"

@@ -476,6 +476,11 @@ elem_t<T>* ub_operand(BlockContext& b, const char* api, const char* role, const 
                      "constructor, AllocTensor, DeQue or Get)",
                      api, role));
     }
+    if (b.core_type == AscendC::AIC) {
+        fault(format("%s: a Unified Buffer operand on the cube core (AIC), which has no Unified Buffer: run vector "
+                     "code on the AIVs (`if asc.ascend_is_aiv():`)",
+                     api));
+    }
     if (!in_ub(t.ascrun_pos())) {
         fault(format("%s: %s LocalTensor is in TPosition %s; this instruction takes Unified Buffer tensors "
                      "(VECIN, VECOUT, VECCALC)",
