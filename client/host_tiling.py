@@ -356,8 +356,8 @@ class MatmulApiTilingBase:
 
     def set_batch_info_for_normal(self, batch_a: int, batch_b: int, m: int, n: int, k: int) -> int:
         """The NORMAL (BMNK) layout: A is [batch_a, m, k], B [batch_b, k, n], C [max, m, n]."""
-        self.layouts = {"a": (batch_a, m, 1, 1, k), "b": (batch_b, k, 1, 1, n), "c": (max(batch_a, batch_b), m, 1, 1, n)}
         self.batch_num = max(batch_a, batch_b)
+        self.layouts = {"a": (batch_a, m, 1, 1, k), "b": (batch_b, k, 1, 1, n), "c": (self.batch_num, m, 1, 1, n)}
         return self.set_shape(m, n, k)
 
     # -- results
@@ -407,8 +407,8 @@ class MatmulApiTilingBase:
                                                                       CoreMemType.UB, CoreMemType.BT)))
         buffers = Buffers(l1=l1, l0a=platform.get_core_mem_size(CoreMemType.L0_A),
                           l0b=platform.get_core_mem_size(CoreMemType.L0_B), l0c=l0c, ub=ub, bias_table=bt)
-        return Request(m=m, n=n, k=k, a_bits=DTYPE_BITS[self.a_type.data_type], b_bits=DTYPE_BITS[self.b_type.data_type],
-                       bias_bits=DTYPE_BITS[self.bias_type.data_type],
+        return Request(m=m, n=n, k=k, a_bits=DTYPE_BITS[self.a_type.data_type],
+                       b_bits=DTYPE_BITS[self.b_type.data_type], bias_bits=DTYPE_BITS[self.bias_type.data_type],
                        c_bytes=max(DTYPE_BITS[self.c_type.data_type] // 8, 1), buffers=buffers,
                        cores=self._cores(), has_bias=self.is_bias, c_in_ub=self.c_type.pos in UB_POSITIONS,
                        fixed_base=self.fixed_base, traverse=int(self.config.traverse), **self._single_core_choices())
