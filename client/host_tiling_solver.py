@@ -12,6 +12,7 @@ documented: the choices below are ours, simple and valid (README, "Host tiling w
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Dict, Optional, Tuple
 
@@ -111,21 +112,21 @@ def split_cores(request: Request) -> Split:
 
 
 def _unit(align: int, fixed_base: int) -> int:
+    """What a single-core size is a multiple of: 16, set_align_split's value and the fixed base
+    size (as _choose_bases aligns it)."""
     unit = FRACTAL
-    for given in (align, fixed_base):
-        if given > 0:
-            unit = unit * given // _gcd(unit, given)
+    if align > 0:
+        unit = math.lcm(unit, align)
+    if fixed_base > 0:
+        unit = math.lcm(unit, align_up(fixed_base, FRACTAL))
     return unit
 
 
-def _gcd(a: int, b: int) -> int:
-    while b:
-        a, b = b, a % b
-    return a
-
-
 def solve(request: Request, split: Split) -> Optional[Solution]:
-    """Every TCubeTiling field for this split, or None when no tiling fits the buffers."""
+    """Every TCubeTiling field for this split, or None when no tiling fits the buffers (or a
+    set_single_shape share needs more cores than there are)."""
+    if split.m_dim * split.n_dim > request.cores:
+        return None
     bases = _choose_bases(request, split)
     if bases is None:
         return None

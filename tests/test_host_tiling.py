@@ -281,6 +281,14 @@ def test_org_shape_set_shape_and_single_shape():
     assert (t.single_core_m, t.single_core_n, t.single_core_k, t.used_core_num) == (128, 256, 100, 4)
 
 
+def test_a_single_shape_needing_more_cores_than_the_dim_fails():
+    tiler = Case(1024, 1024, 64, dim=4).tiler()
+    tiler.set_single_shape(256, 256, -1)  # 16 shares for 4 cores
+    assert tiler.get_tiling(TCubeTiling()) == -1
+    tiler.set_single_shape(512, 512, -1)
+    assert tiler.get_tiling(TCubeTiling()) == 0 and tiler.get_core_num() == (4, 2, 2)
+
+
 def test_set_align_split_doc_example():
     """SetAlignSplit's doc: (-1, 64, -1) makes singleCoreN a multiple of 64."""
     tiler = Case(1024, 1000, 1024, dim=6).tiler()
