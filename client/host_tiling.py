@@ -379,14 +379,15 @@ class MatmulApiTilingBase:
                 setattr(tiling, name, int(value))
         return OK
 
+    # before get_tiling: set_fix_split's value, or -1 (as CANN, pyasc's unit tests show)
     def get_base_m(self) -> int:
-        return self.solution.fields["base_m"] if self.solution else -1
+        return self.solution.fields["base_m"] if self.solution else self.fixed_base[0]
 
     def get_base_n(self) -> int:
-        return self.solution.fields["base_n"] if self.solution else -1
+        return self.solution.fields["base_n"] if self.solution else self.fixed_base[1]
 
     def get_base_k(self) -> int:
-        return self.solution.fields["base_k"] if self.solution else -1
+        return self.solution.fields["base_k"] if self.solution else self.fixed_base[2]
 
     # -- the computation's inputs
     def _org_shape(self) -> Tuple[int, int, int, int]:

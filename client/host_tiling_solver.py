@@ -157,15 +157,17 @@ def solve(request: Request, split: Split) -> Optional[Solution]:
 
 
 def _choose_bases(request: Request, split: Split) -> Optional[Tuple[int, int, int, int, int]]:
-    """(baseM, baseN, baseK, dbL0A, dbL0B): fixed values where set_fix_split gave them (aligned up,
-    as CANN aligns set_split_range's), else the tile with the least cost over the core's share;
+    """(baseM, baseN, baseK, dbL0A, dbL0B): fixed values where set_fix_split gave them (aligned up
+    to 16, baseK to C0, as CANN aligns set_split_range's), else the tile with the least cost over the core's share;
     then the largest baseK that fits L0A and L0B double-buffered, else single-buffered."""
     buffers = request.buffers
     k_align = k_alignment(request)
     cap_m, cap_n = align_up(split.single_m, FRACTAL), align_up(split.single_n, FRACTAL)
     cap_k = align_up(split.single_k, k_align)
+    # a fixed baseK needs only the C0 alignment (pyasc's unit tests: float's fixed baseK 8 is kept)
+    c0 = max(c0_elements(request.a_bits), c0_elements(request.b_bits))
     fixed_m, fixed_n, fixed_k = (align_up(v, a) if v > 0 else -1
-                                 for v, a in zip(request.fixed_base, (FRACTAL, FRACTAL, k_align)))
+                                 for v, a in zip(request.fixed_base, (FRACTAL, FRACTAL, c0)))
     if fixed_m > cap_m or fixed_n > cap_n:
         return None  # SetFixSplit: baseM <= singleM and baseN <= singleN, aligned up to 16
     bias_n_limit = buffers.bias_table * 8 // request.bias_bits if request.has_bias else MAX_BASE_MN
