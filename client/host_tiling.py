@@ -150,12 +150,13 @@ DEFAULT_SOC = "Ascend910B1"  # pyasc's own default (config.set_platform for the 
 class PlatformAscendC:
     """One SOC's core counts and buffer sizes (CANN's platform_ascendc::PlatformAscendC)."""
 
-    def __init__(self, soc_version: str = DEFAULT_SOC):
+    def __init__(self, soc_version: Any = DEFAULT_SOC):
+        soc_version = getattr(soc_version, "value", soc_version)  # a name, or pyasc's config.Platform
         if soc_version not in SOC_CORES:
             raise ValueError(f"unknown SOC {soc_version!r}: ascrun's host tiling knows {', '.join(SOC_CORES)}")
         self.soc_version = soc_version
         self.core_num_aic, self.core_num_aiv = SOC_CORES[soc_version]
-        self.mem_sizes = dict(AI_CORE_910B)
+        self.mem_sizes = dict(AI_CORE_910B)  # every SOC here has the 910B's AI Core
 
     def get_soc_version(self) -> str:
         return self.soc_version
@@ -182,7 +183,7 @@ class PlatformAscendCManager:
 
     @staticmethod
     def get_instance(soc_version: Optional[str] = None) -> PlatformAscendC:
-        soc = configured_soc() if soc_version is None else soc_version
+        soc = configured_soc() if soc_version is None else getattr(soc_version, "value", soc_version)
         if soc not in PlatformAscendCManager._instances:
             PlatformAscendCManager._instances[soc] = PlatformAscendC(soc)
         return PlatformAscendCManager._instances[soc]
