@@ -24,6 +24,7 @@
 #include "ascrun/vec_brcb.h"
 #include "ascrun/tpipe.h"
 #include "ascrun/local_mem_allocator.h"
+#include "ascrun/aipp.h"
 #include "ascrun/cube_tiling.h"
 #include "ascrun/debug.h"
 #include "ascrun/launch.h"

@@ -159,6 +159,11 @@ inline void check_tiling(const TCubeTiling& t, uint32_t a_bytes, uint32_t b_byte
 }  // namespace matmul
 }  // namespace ascrun
 
+namespace AscendC {
+constexpr int32_t TOTAL_L1_SIZE = static_cast<int32_t>(ascrun::matmul::kL1Bytes);
+constexpr int32_t TOTAL_L0C_SIZE = static_cast<int32_t>(ascrun::matmul::kL0cBytes);
+}  // namespace AscendC
+
 namespace matmul {
 
 template <AscendC::TPosition POSITION, CubeFormat FORMAT, typename TYPE, bool ISTRANS = false,
@@ -313,6 +318,35 @@ public:
                     bool waitIterateAll = false, bool fakeMsg = false) {
         (void)waitIterateAll, (void)fakeMsg;
         while (Iterate<sync>()) GetTensorC<sync>(gm, enAtomic, enSequentialWrite);
+    }
+
+    // batch = max(batchA, batchB) products of matrices stored one after another (LayoutMode NORMAL):
+    // product i takes A i / (batch / batchA) and B i / (batch / batchB), and goes to C i
+    // (IterateBatch.md). A matrix stride of 0 means the matrix's size.
+    template <bool sync = true, bool waitIterateBatch = false>
+    void IterateBatch(const AscendC::GlobalTensor<Dst>& gm, uint32_t batchA, uint32_t batchB, bool enSequentialWrite,
+                      uint32_t matrixStrideA = 0, uint32_t matrixStrideB = 0, uint32_t matrixStrideC = 0) {
+        require("IterateBatch");
+        const uint32_t batch = std::max(batchA, batchB);
+        if (batchA == 0 || batchB == 0 || batch % batchA != 0 || batch % batchB != 0) {
+            ascrun::fault(ascrun::format("Matmul::IterateBatch: batchA %u and batchB %u must be positive and divide the "
+                                         "larger",
+                                         batchA, batchB));
+        }
+        if (!a_.in_gm || !b_.in_gm) ascrun::fault("Matmul::IterateBatch: A and B must be in GM");
+        const Operand<SrcA> a = a_;
+        const Operand<SrcB> b = b_;
+        const uint64_t stride_a = matrixStrideA ? matrixStrideA : uint64_t(org_m_) * org_ka_;
+        const uint64_t stride_b = matrixStrideB ? matrixStrideB : uint64_t(org_kb_) * org_n_;
+        const uint64_t stride_c = matrixStrideC ? matrixStrideC : uint64_t(org_m_) * org_n_;
+        for (uint32_t i = 0; i < batch; ++i) {
+            a_.gm = a.gm[stride_a * (i / (batch / batchA))];
+            b_.gm = b.gm[stride_b * (i / (batch / batchB))];
+            reset_iteration();
+            IterateAll<sync>(gm[stride_c * i], 0, enSequentialWrite);
+        }
+        a_ = a, b_ = b;
+        reset_iteration();
     }
 
     void End() {
