@@ -89,8 +89,8 @@ void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2Nz
                 for (uint64_t e = 0; e < c0; ++e) {
                     if (written[at + e]) {
                         ascrun::fault(ascrun::format(
-                            "%s: ND matrix %llu, row %llu, column block %llu writes L1 element %llu of dst, which an "
-                            "earlier row already wrote (overlapping NZ rows: check dstNzC0Stride, dstNzNStride and "
+                            "%s: ND matrix %llu, row %llu, column block %llu writes element %llu of dst, which this copy "
+                            "already wrote (overlapping NZ rows: check dstNzC0Stride, dstNzNStride and "
                             "dstNzMatrixStride; the reference leaves the result undefined)",
                             api, static_cast<unsigned long long>(m), static_cast<unsigned long long>(r),
                             static_cast<unsigned long long>(c), static_cast<unsigned long long>(at + e)));
