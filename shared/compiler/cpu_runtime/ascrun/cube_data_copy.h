@@ -76,8 +76,8 @@ void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2Nz
                              uint64_t{p.nValue - 1u} * row_pitch + c0;
     const uint64_t src_end = uint64_t{p.ndNum - 1u} * p.srcNdMatrixStride + uint64_t{p.nValue - 1u} * p.srcDValue +
                              p.dValue;
-    auto* d = reinterpret_cast<ascrun::elem_t<T>*>(
-        ascrun::cube_operand(b, api, "dst", dst, ascrun::Memory::L1, "A1, B1 or C1 (L1 Buffer)", dst_end * sizeof(T), 32));
+    auto* d = reinterpret_cast<ascrun::elem_t<T>*>(ascrun::cube_operand(
+        b, api, "dst", dst, ascrun::Memory::L1, "A1, B1 or C1 (L1 Buffer)", dst_end * sizeof(T), 32));
     const auto* s = src.ascrun_access(b, api, 0, src_end, false);
 
     std::vector<bool> written(dst_end, false);
@@ -89,8 +89,8 @@ void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2Nz
                 for (uint64_t e = 0; e < c0; ++e) {
                     if (written[at + e]) {
                         ascrun::fault(ascrun::format(
-                            "%s: ND matrix %llu, row %llu, column block %llu writes element %llu of dst, which this copy "
-                            "already wrote (overlapping NZ rows: check dstNzC0Stride, dstNzNStride and "
+                            "%s: ND matrix %llu, row %llu, column block %llu writes element %llu of dst, which "
+                            "this copy already wrote (overlapping NZ rows: check dstNzC0Stride, dstNzNStride and "
                             "dstNzMatrixStride; the reference leaves the result undefined)",
                             api, static_cast<unsigned long long>(m), static_cast<unsigned long long>(r),
                             static_cast<unsigned long long>(c), static_cast<unsigned long long>(at + e)));

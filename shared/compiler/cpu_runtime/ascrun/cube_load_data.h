@@ -58,7 +58,9 @@ inline void load_2d(uint8_t* dst, const uint8_t* src, const AscendC::LoadData2DP
             continue;
         }
         for (uint64_t r = 0; r < 16; ++r) {  // b16: a 16 x 16 fractal, row r of dst is column r of src
-            for (uint64_t c = 0; c < 16; ++c) std::memcpy(to + (r * 16 + c) * sizeof_t, from + (c * 16 + r) * sizeof_t, sizeof_t);
+            for (uint64_t c = 0; c < 16; ++c) {
+                std::memcpy(to + (r * 16 + c) * sizeof_t, from + (c * 16 + r) * sizeof_t, sizeof_t);
+            }
         }
     }
 }

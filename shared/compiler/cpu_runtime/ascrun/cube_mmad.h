@@ -82,7 +82,9 @@ template <>
 struct Accumulate<float> {
     double sum = 0;
     template <typename U, typename S>
-    void add(U a, S b) { sum += static_cast<double>(static_cast<float>(a)) * static_cast<double>(static_cast<float>(b)); }
+    void add(U a, S b) {
+        sum += static_cast<double>(static_cast<float>(a)) * static_cast<double>(static_cast<float>(b));
+    }
     float result(float init) const { return static_cast<float>(static_cast<double>(init) + sum); }
 };
 
@@ -139,7 +141,8 @@ void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor
                     }
                     ascrun::cube::Accumulate<T> acc;
                     for (uint64_t kk = 0; kk < k; ++kk) {
-                        const uint64_t a_at = gemv ? kk : ((i / 16) * k1 + kk / k0) * (16 * k0) + (i % 16) * k0 + kk % k0;
+                        const uint64_t a_at =
+                            gemv ? kk : ((i / 16) * k1 + kk / k0) * (16 * k0) + (i % 16) * k0 + kk % k0;
                         const uint64_t b_at = ((kk / k0) * n1 + j / 16) * (16 * k0) + (j % 16) * k0 + kk % k0;
                         acc.add(static_cast<U>(a[a_at]), static_cast<S>(bm[b_at]));
                     }

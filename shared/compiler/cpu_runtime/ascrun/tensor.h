@@ -1,8 +1,10 @@
-// ascrun cpu runtime: TPosition, LocalTensor<T> (a range of the block's Unified Buffer) and
-// GlobalTensor<T> (a GM pointer, tied to the tensor argument it points into).
+// ascrun cpu runtime: TPosition, LocalTensor<T> (a range of one of the block's local memories: the
+// Unified Buffer, or the cube core's L1, L0A, L0B, L0C) and GlobalTensor<T> (a GM pointer, tied to the
+// tensor argument it points into).
 //
-// A LocalTensor is (position, byte offset in the UB, element count), never a host pointer: every
-// instruction resolves its operands through ub_operand(), which checks them once per instruction.
+// A LocalTensor is (position, byte offset in its position's memory, element count), never a host
+// pointer: every instruction resolves its operands through ub_operand() (vector instructions, UB
+// positions only) or cube_operand() (cube instructions), which check them once per instruction.
 // A GlobalTensor keeps its address as an integer (so out-of-range offsets are arithmetic, not C++
 // undefined behaviour) and the index of the launch region it belongs to; ascrun_access() checks
 // every GM access against that one region.

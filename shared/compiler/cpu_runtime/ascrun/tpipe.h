@@ -1,12 +1,14 @@
 // ascrun cpu runtime: the TPipe/TQueBind/TQue/TBuf/TBufPool framework (资源管理/Pipe和Que框架).
 //
-// TPipe hands out Unified Buffer space sequentially from offset 0, each buffer rounded up to 32
-// bytes; a TBufPool takes a range of it (TPipe::InitBufPool) and hands out its own range the same
-// way (TBufPool::InitBuffer, nested TBufPool::InitBufPool; the shared form gives a second pool the
-// same range). A TQueBind (TQue is TQueBind<pos, pos>) owns `num` equal buffers; each is Free,
-// Allocated (AllocTensor), Queued (EnQue) or Dequeued (DeQue) and goes back to Free with
-// FreeTensor. Each AllocTensor gets a serial that its tensors carry (BlockContext::buffer_serial),
-// so a tensor used after FreeTensor faults in the instruction that uses it.
+// TPipe hands out each local memory (the Unified Buffer for VECIN/VECOUT/VECCALC; L1 for A1/B1/C1,
+// L0A for A2, L0B for B2, L0C for CO1) sequentially from offset 0, each buffer rounded up to 32
+// bytes; a TBufPool (Unified Buffer only) takes a range of the UB (TPipe::InitBufPool) and hands
+// out its own range the same way (TBufPool::InitBuffer, nested TBufPool::InitBufPool; the shared
+// form gives a second pool the same range). A TQueBind (TQue is TQueBind<pos, pos>) owns `num`
+// equal buffers; each is Free, Allocated (AllocTensor), Queued (EnQue) or Dequeued (DeQue) and
+// goes back to Free with FreeTensor. Each AllocTensor gets a serial that its tensors carry
+// (BlockContext::buffer_serial), so a tensor used after FreeTensor faults in the instruction that
+// uses it.
 //
 // Misuse the device would not report (or would turn into a hang or a corrupted buffer) is a fault
 // naming the queue, e.g. "TQue<VECOUT, 2>::AllocTensor: all 2 buffers are in use (missing
