@@ -195,6 +195,8 @@ FAULTS = [
     (9, "DataCopy(GM->L1, Nd2NzParams): ND matrix 0, row 8, column block 0 writes element 128 of dst, which this "
         "copy already wrote (overlapping NZ rows: check dstNzC0Stride, dstNzNStride and dstNzMatrixStride; the "
         "reference leaves the result undefined)"),
+    (11, "LocalTensor<half>::GetValue(1): the tensor is in TPosition A1; element access takes VECIN, VECCALC and "
+         "VECOUT tensors only"),
 ]
 
 

@@ -21,7 +21,7 @@ fault_kernel: one misuse per `case` (half A/B, float C), each with the fault tes
   1 LoadData into an A1 tensor; 2 a 64 KiB + 32 B A2 buffer (L0A holds 64 KiB); 3 LoadData past its
   A2 tensor; 4 Mmad with fm at L0A offset 32; 5 Mmad reading past its B2 tensor; 6 DataCopy GM -> UB's
   count form with an A2 dst; 7 Mmad with unitFlag 1 (pyasc's bool unit_flag); 8 Fixpipe F322BF16
-  to float; 9 ND2NZ rows that overlap in L1. Case 0 runs clean: X (the first 16 x 16 of a) goes to L1
+  to float; 9 ND2NZ rows that overlap in L1; 11 GetValue of an A1 tensor. Case 0 runs clean: X (the first 16 x 16 of a) goes to L1
   by ND2NZ, to L0A as is and to L0B transposed, so c = X @ X; case 10 is case 0 with DataCopy's count
   form GM -> L1 (the same bytes for one 16 x 16 half fractal).
 """
@@ -176,6 +176,8 @@ def fault_kernel(a: asc.GlobalAddress, c: asc.GlobalAddress, case: int):
         asc.load_data(a2, a1, asc.LoadData2DParams(0, 5, 0, 0, 0, False, 0))
     elif case == 6:
         asc.data_copy(a2, a_gm, 256)
+    elif case == 11:
+        a1.set_value(0, a1.get_value(1))
     asc.load_data(a2, a1, asc.LoadData2DParams(0, 1, 0, 0, 0, False, 0))
     asc.load_data(b2, a1, asc.LoadData2DParams(0, 1, 0, 0, 0, True, 0))
     if case == 4:

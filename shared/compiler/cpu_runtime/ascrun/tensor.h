@@ -353,18 +353,22 @@ private:
         ascrun::check_buffer_live(b, tag_, addr_, [&] {
             return ascrun::format("LocalTensor<%s>::%s(%u): the tensor", ascrun::TypeName<T>::c(), what, index);
         });
+        if (!ascrun::in_ub(pos_)) {  // GetValue.md: "仅在LocalTensor的TPosition为VECIN/VECCALC/VECOUT时支持"
+            ascrun::fault(ascrun::format("LocalTensor<%s>::%s(%u): the tensor is in TPosition %s; element access "
+                                         "takes VECIN, VECCALC and VECOUT tensors only",
+                                         ascrun::TypeName<T>::c(), what, index, ascrun::position_name(pos_)));
+        }
         if (index >= size_) {
             auto message = [&] {
                 return ascrun::format("LocalTensor<%s>::%s(%u): the index is outside the tensor's %u elements "
-                                      "(%s offset %s)",
-                                      ascrun::TypeName<T>::c(), what, index, size_, ascrun::offset_name(pos_),
-                                      ascrun::hex(addr_).c_str());
+                                      "(UB offset %s)",
+                                      ascrun::TypeName<T>::c(), what, index, size_, ascrun::hex(addr_).c_str());
             };
             const uint64_t end = addr_ + (static_cast<uint64_t>(index) + 1) * sizeof(T);
-            if (!b.launch->warn_bounds() || !ascrun::in_ub(pos_) || end > ascrun::kUbBytes) ascrun::fault(message());
+            if (!b.launch->warn_bounds() || end > ascrun::kUbBytes) ascrun::fault(message());
             ascrun::warn(b, what, "index", [&] { return message() + ascrun::kPastLocalTensor; });
         }
-        return reinterpret_cast<ascrun::elem_t<T>*>(b.local_memory(ascrun::memory_of(pos_)) + addr_) + index;
+        return reinterpret_cast<ascrun::elem_t<T>*>(b.ub + addr_) + index;
     }
 
     TPosition pos_ = TPosition::VECCALC;
