@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <type_traits>
@@ -85,6 +86,29 @@ constexpr int32_t kEventIdCount = 8;       // SetFlag/WaitFlag event IDs 0..7
 constexpr uint32_t kHardEventCount = 35;   // values of AscendC::HardEvent
 constexpr uint32_t kMaxConcurrentBlocks = 64;
 constexpr uint32_t kPositionSlots = 32;    // > the values of AscendC::TPosition (tensor.h checks)
+
+// ---- the cube core's local memories (Atlas A2/A3 AI Cube core) -------------------------------------
+// Each block has them besides its Unified Buffer, allocated on first use (BlockContext::local_memory),
+// so a vector-only launch pays nothing for them.
+enum class Memory : uint8_t { UB, L1, L0A, L0B, L0C };
+constexpr uint32_t kCubeMemoryCount = 4;  // L1, L0A, L0B, L0C
+constexpr uint32_t kL1Bytes = 524288;     // 512 KiB L1 Buffer (TPosition A1, B1, C1)
+constexpr uint32_t kL0ABytes = 65536;     // 64 KiB L0A Buffer (A2)
+constexpr uint32_t kL0BBytes = 65536;     // 64 KiB L0B Buffer (B2)
+constexpr uint32_t kL0CBytes = 131072;    // 128 KiB L0C Buffer (CO1)
+
+constexpr uint32_t memory_bytes(Memory m) {
+    return m == Memory::UB ? kUbBytes : m == Memory::L1 ? kL1Bytes : m == Memory::L0A ? kL0ABytes
+                                      : m == Memory::L0B ? kL0BBytes : kL0CBytes;
+}
+// How messages name offsets in a memory ("UB offset 0x40").
+constexpr const char* memory_short_name(Memory m) {
+    return m == Memory::UB ? "UB" : m == Memory::L1 ? "L1" : m == Memory::L0A ? "L0A" : m == Memory::L0B ? "L0B" : "L0C";
+}
+constexpr const char* memory_name(Memory m) {
+    return m == Memory::UB ? "Unified Buffer" : m == Memory::L1 ? "L1 Buffer" : m == Memory::L0A ? "L0A Buffer"
+                                              : m == Memory::L0B ? "L0B Buffer" : "L0C Buffer";
+}
 
 // ---- faults ----------------------------------------------------------------------------------------
 
@@ -267,6 +291,19 @@ struct BlockContext {
     uint32_t sub_block_idx = 0;
     CoreGroup* group = nullptr;
     uint8_t* ub = nullptr;  // kUbBytes, kUbAllocAlign-aligned
+    // The cube memories (L1, L0A, L0B, L0C), each filled with the poison byte when first used.
+    std::unique_ptr<uint8_t[]> cube_memory[kCubeMemoryCount];
+
+    // The bytes of local memory `m` (memory_bytes(m) of them).
+    uint8_t* local_memory(Memory m) {
+        if (m == Memory::UB) return ub;
+        std::unique_ptr<uint8_t[]>& mem = cube_memory[static_cast<uint32_t>(m) - 1];
+        if (!mem) {
+            mem.reset(new uint8_t[memory_bytes(m)]);
+            std::memset(mem.get(), kUbPoison, memory_bytes(m));
+        }
+        return mem.get();
+    }
 
     // sync.h: outstanding SetFlag count per (HardEvent, event ID): 0 or 1 normally; negative while a
     // WaitFlag waits for a SetFlag that comes later in program order.
