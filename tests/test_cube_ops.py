@@ -149,7 +149,7 @@ def bf16_build():
     source = re.sub(r"\bhalf\b", "bfloat16_t", source)
     assert len(params) == 3 and "reinterpret_cast<__gm__ bfloat16_t*>" in source
     target = pipeline.get_target("cpu")
-    return result, target.toolchain.build(source, result.kernel_name), target.runner
+    return result, target.toolchain.build(source, result.kernel_name, result.kernel_type), target.runner
 
 
 def test_bfloat16_in_f322bf16_out():

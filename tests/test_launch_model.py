@@ -71,3 +71,12 @@ def test_the_cube_core_has_no_unified_buffer():
         ascrun.run_local(mixed.vector_on_aic_kernel, 1, np.zeros(64, np.float32))
     assert str(e.value) == ("AIC 0: DataCopy(GM->UB): a Unified Buffer operand on the cube core (AIC), which has no "
                             "Unified Buffer: run vector code on the AIVs (`if asc.ascend_is_aiv():`)")
+
+
+def test_the_vector_core_has_no_cube_memories():
+    with pytest.raises(ascrun.KernelError) as e:
+        ascrun.run_local(mixed.cube_on_aiv_kernel, 1, np.zeros(256, np.float16))
+    assert str(e.value) == (
+        "block 0: DataCopy(GM->L1): an L1/L0 operand on a vector core (AIV), which has no cube memories: cube "
+        "instructions run on the AIC of an AIC_ONLY or mixed kernel (pyasc makes a kernel without a Matmul object "
+        "AIV_ONLY: give it @asc.jit(kernel_type=config.KernelType.AIC_ONLY))")

@@ -1,5 +1,5 @@
 """Kernels for the cube instructions on the cpu target: DataCopy GM -> L1 (ND2NZ), LoadData L1 -> L0A/L0B,
-Mmad, Fixpipe L0C -> GM. AIC-only kernels (matmul_cube_only), one block, one build per dtype pair.
+Mmad, Fixpipe L0C -> GM. AIC_ONLY kernels (pyasc would make them AIV_ONLY: they have no Matmul object), one block, one build per dtype pair.
 
 matmul_kernel: C (m x n) = A (m x k) x B (k x n), repeated `rounds` times into L0C (the first Mmad starts
 C at 0, the others accumulate unless `init_all`), then Fixpipe to c. How A and B reach L0A (Zz) and
@@ -26,9 +26,10 @@ fault_kernel: one misuse per `case` (half A/B, float C), each with the fault tes
   form GM -> L1 (the same bytes for one 16 x 16 half fractal).
 """
 import asc
+import asc.runtime.config as config
 
 
-@asc.jit(matmul_cube_only=True)
+@asc.jit(kernel_type=config.KernelType.AIC_ONLY)
 def matmul_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, m: int, n: int, k: int,
                   k0: int, a_trans: int, b_trans: int, rounds: int, init_all: int, quant: int, relu: int,
                   nz: int, dst_stride: int):
@@ -142,7 +143,7 @@ def move_out(c_gm, c1, m: int, n: int, quant: int, relu: int, nz: int, dst_strid
             asc.fixpipe(c_gm, c1, params, asc.FixpipeConfig(asc.CO2Layout.ROW_MAJOR))
 
 
-@asc.jit(matmul_cube_only=True)
+@asc.jit(kernel_type=config.KernelType.AIC_ONLY)
 def fault_kernel(a: asc.GlobalAddress, c: asc.GlobalAddress, case: int):
     a_gm = asc.GlobalTensor()
     c_gm = asc.GlobalTensor()

@@ -87,3 +87,15 @@ def vector_on_aic_kernel(x: asc.GlobalAddress):
     pipe.init_buffer(buf, 256)
     local = buf.get(x.dtype)
     asc.data_copy(local, x_gm, count=64)
+
+
+@asc.jit
+def cube_on_aiv_kernel(x: asc.GlobalAddress):
+    """A kernel without a Matmul object is AIV_ONLY for pyasc: its L1 DataCopy runs on a vector core."""
+    x_gm = asc.GlobalTensor()
+    x_gm.set_global_buffer(x)
+    pipe = asc.TPipe()
+    que = asc.TQue(asc.TPosition.A1, 1)
+    pipe.init_buffer(que=que, num=1, len=512)
+    local = que.alloc_tensor(x.dtype)
+    asc.data_copy(local, x_gm, count=256)

@@ -92,12 +92,6 @@ constexpr MatmulConfig CFG_NORM{true, false, false, 0, 0, 0, false, false, false
 namespace ascrun {
 namespace matmul {
 
-// Atlas A2/A3 AI Core buffers (the reference's TOTAL_L1_SIZE, TOTAL_L0A_SIZE, ...).
-constexpr uint64_t kL1Bytes = 512 * 1024;
-constexpr uint64_t kL0aBytes = 64 * 1024;
-constexpr uint64_t kL0bBytes = 64 * 1024;
-constexpr uint64_t kL0cBytes = 128 * 1024;
-
 // The L0C accumulator of an input type: int32 for int8, float otherwise.
 template <typename T>
 using acc_t = typename std::conditional<std::is_same<T, int8_t>::value, int32_t, float>::type;
@@ -144,9 +138,9 @@ inline void check_tiling(const TCubeTiling& t, uint32_t a_bytes, uint32_t b_byte
         uint64_t need;
         uint64_t has;
         const char* what;
-    } fits[] = {{"L0A", l0a, kL0aBytes, "baseM x baseK x dbL0A"},
-                {"L0B", l0b, kL0bBytes, "baseK x baseN x dbL0B"},
-                {"L0C", l0c, kL0cBytes, "baseM x baseN x dbL0C accumulators"},
+    } fits[] = {{"L0A", l0a, kL0ABytes, "baseM x baseK x dbL0A"},
+                {"L0B", l0b, kL0BBytes, "baseK x baseN x dbL0B"},
+                {"L0C", l0c, kL0CBytes, "baseM x baseN x dbL0C accumulators"},
                 {"L1", l1, kL1Bytes, "depthA1 A tiles + depthB1 B tiles (+ bias)"}};
     for (const auto& f : fits) {
         if (f.need > f.has) {
@@ -160,8 +154,8 @@ inline void check_tiling(const TCubeTiling& t, uint32_t a_bytes, uint32_t b_byte
 }  // namespace ascrun
 
 namespace AscendC {
-constexpr int32_t TOTAL_L1_SIZE = static_cast<int32_t>(ascrun::matmul::kL1Bytes);
-constexpr int32_t TOTAL_L0C_SIZE = static_cast<int32_t>(ascrun::matmul::kL0cBytes);
+constexpr int32_t TOTAL_L1_SIZE = static_cast<int32_t>(ascrun::kL1Bytes);
+constexpr int32_t TOTAL_L0C_SIZE = static_cast<int32_t>(ascrun::kL0CBytes);
 }  // namespace AscendC
 
 namespace matmul {

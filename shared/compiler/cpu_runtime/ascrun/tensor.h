@@ -511,15 +511,15 @@ elem_t<T>* ub_operand(BlockContext& b, const char* api, const char* role, const 
                      "constructor, AllocTensor, DeQue or Get)",
                      api, role));
     }
-    if (b.core_type == AscendC::AIC) {
-        fault(format("%s: a Unified Buffer operand on the cube core (AIC), which has no Unified Buffer: run vector "
-                     "code on the AIVs (`if asc.ascend_is_aiv():`)",
-                     api));
-    }
     if (!in_ub(t.ascrun_pos())) {
         fault(format("%s: %s LocalTensor is in TPosition %s; this instruction takes Unified Buffer tensors "
                      "(VECIN, VECOUT, VECCALC)",
                      api, role, position_name(t.ascrun_pos())));
+    }
+    if (b.core_type == AscendC::AIC) {
+        fault(format("%s: a Unified Buffer operand on the cube core (AIC), which has no Unified Buffer: run vector "
+                     "code on the AIVs (`if asc.ascend_is_aiv():`)",
+                     api));
     }
     const uint64_t addr = t.ascrun_addr();
     const uint64_t end = count > kUbBytes ? ~uint64_t(0) : addr + count * sizeof(T);  // no overflow
@@ -555,6 +555,12 @@ elem_t<T>* ub_operand(BlockContext& b, const char* api, const char* role, const 
 template <typename T>
 uint8_t* cube_operand(BlockContext& b, const char* api, const char* role, const AscendC::LocalTensor<T>& t, Memory mem,
                       const char* positions, uint64_t bytes, uint32_t align) {
+    if (b.core_type == AscendC::AIV) {
+        fault(format("%s: an L1/L0 operand on a vector core (AIV), which has no cube memories: cube instructions run "
+                     "on the AIC of an AIC_ONLY or mixed kernel (pyasc makes a kernel without a Matmul object "
+                     "AIV_ONLY: give it @asc.jit(kernel_type=config.KernelType.AIC_ONLY))",
+                     api));
+    }
     if (!t.ascrun_bound()) {
         fault(format("%s: %s LocalTensor was never initialized (default-constructed and not assigned from a "
                      "constructor, AllocTensor, DeQue or Get)",
