@@ -159,7 +159,9 @@ def solve(request: Request, split: Split) -> Optional[Solution]:
 def _choose_bases(request: Request, split: Split) -> Optional[Tuple[int, int, int, int, int]]:
     """(baseM, baseN, baseK, dbL0A, dbL0B): fixed values where set_fix_split gave them (aligned up
     to 16, baseK to C0, as CANN aligns set_split_range's), else the tile with the least cost over the core's share;
-    then the largest baseK that fits L0A and L0B double-buffered, else single-buffered."""
+    then the largest baseK that fits L0A and L0B double-buffered, else single-buffered. A chosen
+    (not fixed) tile of a C handed over in the Unified Buffer fits there twice: kernels take base
+    blocks into a double-buffered queue (pyasc's test_matmul.py: two buffers of baseM x baseN)."""
     buffers = request.buffers
     k_align = k_alignment(request)
     cap_m, cap_n = align_up(split.single_m, FRACTAL), align_up(split.single_n, FRACTAL)
@@ -185,7 +187,9 @@ def _choose_bases(request: Request, split: Split) -> Optional[Tuple[int, int, in
                   for bm in ([fixed_m] if fixed_m > 0 else range(FRACTAL, min(cap_m, MAX_BASE_MN) + 1, FRACTAL))
                   for bn in ([fixed_n] if fixed_n > 0 else range(FRACTAL, min(cap_n, MAX_BASE_MN) + 1, FRACTAL))
                   if bm * bn * L0C_BYTES_PER_ELEMENT <= buffers.l0c
-                  and (fixed_n > 0 or bn <= bias_n_limit) and fits_l0(bm, bn, min_k, 1)]
+                  and (fixed_n > 0 or bn <= bias_n_limit) and fits_l0(bm, bn, min_k, 1)
+                  and (fixed_m > 0 or fixed_n > 0 or not request.c_in_ub
+                       or 2 * bm * bn * request.c_bytes <= buffers.ub)]
     if fixed_n > 0 and fixed_n > bias_n_limit:
         return None
     if not candidates:

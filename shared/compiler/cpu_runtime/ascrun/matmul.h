@@ -108,9 +108,7 @@ inline void check_tiling(const TCubeTiling& t, uint32_t a_bytes, uint32_t b_byte
         int32_t value;
     } positive[] = {{"usedCoreNum", t.usedCoreNum}, {"M", t.M}, {"N", t.N}, {"Ka", t.Ka}, {"Kb", t.Kb},
                     {"singleCoreM", t.singleCoreM}, {"singleCoreN", t.singleCoreN}, {"singleCoreK", t.singleCoreK},
-                    {"baseM", t.baseM}, {"baseN", t.baseN}, {"baseK", t.baseK}, {"depthA1", t.depthA1},
-                    {"depthB1", t.depthB1}, {"stepM", t.stepM}, {"stepN", t.stepN}, {"stepKa", t.stepKa},
-                    {"stepKb", t.stepKb}, {"dbL0A", t.dbL0A}, {"dbL0B", t.dbL0B}, {"dbL0C", t.dbL0C}};
+                    {"baseM", t.baseM}, {"baseN", t.baseN}, {"baseK", t.baseK}};
     for (const auto& f : positive) {
         if (f.value <= 0) {
             fault(format("%s: the tiling's %s is %d; it must be positive (fill the TCubeTiling with the host's "
@@ -118,6 +116,18 @@ inline void check_tiling(const TCubeTiling& t, uint32_t a_bytes, uint32_t b_byte
                          api, f.name, f.value));
         }
     }
+    // Depths, steps and double-buffer counts of 0 mean one (pyasc's kernels that build their tiling
+    // in the kernel leave stepKa, stepKb and dbL0* at 0); negative ones are corrupt.
+    const struct {
+        const char* name;
+        int32_t value;
+    } counts[] = {{"depthA1", t.depthA1}, {"depthB1", t.depthB1}, {"stepM", t.stepM}, {"stepN", t.stepN},
+                  {"stepKa", t.stepKa}, {"stepKb", t.stepKb}, {"dbL0A", t.dbL0A}, {"dbL0B", t.dbL0B},
+                  {"dbL0C", t.dbL0C}};
+    for (const auto& f : counts) {
+        if (f.value < 0) fault(format("%s: the tiling's %s is %d; it must not be negative", api, f.name, f.value));
+    }
+    auto at_least_one = [](int32_t v) { return uint64_t(v > 0 ? v : 1); };
     if (t.Ka != t.Kb) fault(format("%s: the tiling's Ka (%d) and Kb (%d) differ", api, t.Ka, t.Kb));
     if (t.baseM % 16 != 0 || t.baseN % 16 != 0) {
         fault(format("%s: the tiling's baseM (%d) and baseN (%d) must be multiples of 16 (a fractal's side)", api,
@@ -128,11 +138,11 @@ inline void check_tiling(const TCubeTiling& t, uint32_t a_bytes, uint32_t b_byte
                      t.baseK, a_bytes));
     }
     auto kib = [](uint64_t bytes) { return format("%.1f KiB", bytes / 1024.0); };
-    const uint64_t l0a = uint64_t(t.baseM) * t.baseK * a_bytes * t.dbL0A;
-    const uint64_t l0b = uint64_t(t.baseK) * t.baseN * b_bytes * t.dbL0B;
-    const uint64_t l0c = uint64_t(t.baseM) * t.baseN * 4 * t.dbL0C;
-    const uint64_t l1 = uint64_t(t.depthA1) * t.baseM * t.baseK * a_bytes +
-                        uint64_t(t.depthB1) * t.baseN * t.baseK * b_bytes + (bias ? uint64_t(t.baseN) * 4 : 0);
+    const uint64_t l0a = uint64_t(t.baseM) * t.baseK * a_bytes * at_least_one(t.dbL0A);
+    const uint64_t l0b = uint64_t(t.baseK) * t.baseN * b_bytes * at_least_one(t.dbL0B);
+    const uint64_t l0c = uint64_t(t.baseM) * t.baseN * 4 * at_least_one(t.dbL0C);
+    const uint64_t l1 = at_least_one(t.depthA1) * t.baseM * t.baseK * a_bytes +
+                        at_least_one(t.depthB1) * t.baseN * t.baseK * b_bytes + (bias ? uint64_t(t.baseN) * 4 : 0);
     const struct {
         const char* buffer;
         uint64_t need;
