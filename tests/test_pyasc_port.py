@@ -37,6 +37,7 @@ CASES = [
     port_case("test_kernels_vadd"),
     port_case("test_insert_sync_vadd"),
     port_case("test_insert_sync_vadd_scalar"),
+    port_case("test_kernels_matmul"),     # mixed: 16 blocks of an AIC and two AIVs, Matmul into the UB
 ]
 
 

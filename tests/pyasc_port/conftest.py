@@ -1,4 +1,4 @@
-"""pyasc's own vector-kernel tests, rewritten for ascrun's cpu target (one module per source file of
+"""pyasc's own kernel tests, rewritten for ascrun's cpu target (one module per source file of
 pyasc's python/test; pyasc's files themselves are not copied: their licence limits them to Huawei's
 processors). The kernels call what pyasc's kernels call, the parameter lists and the asserts are
 pyasc's; tensors are torch CPU tensors or numpy arrays instead of device="npu".
@@ -12,16 +12,17 @@ The bounds policy is "warn" for every launch: pyasc's tilings read and write pas
 tensors (e.g. 16 blocks of 512-element tiles over 1000 elements), which the device does silently;
 the warnings are in each case's report section.
 
-At the end: "pyasc vector tests on cpu: P of N cases pass", with each case that did not.
+At the end: "pyasc kernel tests on cpu: P of N cases pass", with each case that did not.
 """
 import functools
+import inspect
 
 import pytest
 
 import ascrun
 
 BOUNDS = "warn"
-SUMMARY = "pyasc vector tests on cpu: {passed} of {total} cases pass"
+SUMMARY = "pyasc kernel tests on cpu: {passed} of {total} cases pass"
 
 
 def through_pool(config: pytest.Config) -> bool:
@@ -42,8 +43,10 @@ def cpu_launches(request, monkeypatch):
     warnings = []
     request.node.ascrun_warnings = warnings
 
-    def launch(kernel, core_num, *args):
-        result = ascrun.run_local(kernel, core_num, *args, bounds=BOUNDS)
+    def launch(kernel, core_num, *args, **kwargs):  # keyword arguments as pyasc's launch takes them
+        bound = inspect.signature(kernel.fn).bind(*args, **kwargs)
+        bound.apply_defaults()
+        result = ascrun.run_local(kernel, core_num, *bound.args, bounds=BOUNDS)
         warnings.extend(result.warnings)
         return result
 

@@ -1,7 +1,7 @@
 """Every case of tests/pyasc_port through the service: brings up the embedded stack (`ascrun up`:
 redis-server, API server, two cpu workers), runs the cases with the ascrun pytest plugin (each
 launch a job on the pool, outputs written back into the test's tensors), prints
-"pyasc vector tests on cpu: P of N cases pass", then stops the stack.
+"pyasc kernel tests on cpu: P of N cases pass", then stops the stack.
 
     python tests/pyasc_port/through_the_pool.py [--url URL] [pytest options...]   # --url: a running pool
 """
