@@ -1,5 +1,7 @@
 import importlib.util
+import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,29 @@ def load_module(path: Path, name: str | None = None):
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def bare_venv(tmp_path_factory, shared: tuple = ()) -> Path:
+    """A venv where pyasc is not installed: only the ascrun wheel and pytest, and the packages named in
+    `shared` (with what they need) seen from this interpreter's site-packages. Its python."""
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w",
+                    str(out), str(ROOT)], check=True, capture_output=True)
+    venv = tmp_path_factory.mktemp("bare") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    install = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-compile",
+                              str(next(out.glob("ascrun-*.whl"))), "pytest"], capture_output=True, text=True)
+    assert install.returncode == 0, install.stderr
+    if shared:
+        folder = tmp_path_factory.mktemp("shared")
+        site = Path(sysconfig.get_paths()["purelib"])
+        for entry in site.iterdir():
+            if entry.name.split("-")[0].split(".")[0].lower() in shared:
+                (folder / entry.name).symlink_to(entry)
+        venv_site = next((venv / "lib").glob("python*/site-packages"))
+        (venv_site / "shared.pth").write_text(f"{folder}\n")
+    return python
 
 
 @pytest.fixture(scope="session", autouse=True)

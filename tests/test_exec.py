@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from ascrun_cli import NO_NPU_NOTICE, NO_SIM_NOTICE, PYASC_STYLE, ascrun, launch_line
-from conftest import PAST_THE_END, ROOT
+from conftest import PAST_THE_END, ROOT, bare_venv
 
 OVERRUN = ("block 15: DataCopy(GM->UB): elements [993, 1001) of tensor argument 'x' are outside its 1000 "
            "elements" + PAST_THE_END)
@@ -91,16 +91,7 @@ def test_unreachable_service_exits_3():
 
 @pytest.fixture(scope="module")
 def bare_python(tmp_path_factory):
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w",
-                    str(out), str(ROOT)], check=True, capture_output=True)
-    venv = tmp_path_factory.mktemp("bare") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    install = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-compile",
-                              str(next(out.glob("ascrun-*.whl"))), "pytest"], capture_output=True, text=True)
-    assert install.returncode == 0, install.stderr
-    return python
+    return bare_venv(tmp_path_factory)
 
 
 def test_without_pyasc_the_standin_runs_scripts_and_tests(bare_python, service, tmp_path):
