@@ -15,6 +15,7 @@ the warnings are in each case's report section.
 At the end: "pyasc vector tests on cpu: P of N cases pass", with each case that did not.
 """
 import functools
+import inspect
 
 import pytest
 
@@ -42,7 +43,12 @@ def cpu_launches(request, monkeypatch):
     warnings = []
     request.node.ascrun_warnings = warnings
 
-    def launch(kernel, core_num, *args):
+    def launch(kernel, core_num, *args, **kwargs):
+        # pyasc's launches may name arguments (test_softmax: tile_num=8): bound in parameter order, as
+        # the ascrun client's script launcher does
+        bound = inspect.signature(kernel.fn).bind(*args, **kwargs)
+        bound.apply_defaults()
+        args = bound.args
         result = ascrun.run_local(kernel, core_num, *args, bounds=BOUNDS)
         warnings.extend(result.warnings)
         return result

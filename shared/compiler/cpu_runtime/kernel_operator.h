@@ -23,6 +23,7 @@
 #include "ascrun/vec_brcb.h"
 #include "ascrun/vec_quant.h"
 #include "ascrun/vec_trans_5hd.h"
+#include "ascrun/softmax.h"
 #include "ascrun/tpipe.h"
 #include "ascrun/local_mem_allocator.h"
 #include "ascrun/debug.h"
