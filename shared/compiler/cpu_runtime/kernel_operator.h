@@ -24,6 +24,7 @@
 #include "ascrun/vec_quant.h"
 #include "ascrun/vec_trans_5hd.h"
 #include "ascrun/softmax.h"
+#include "ascrun/vec_bilinear.h"
 #include "ascrun/tpipe.h"
 #include "ascrun/local_mem_allocator.h"
 #include "ascrun/debug.h"
