@@ -20,9 +20,9 @@ def model(src, scale, offset):
     return np.clip(np.rint(y.astype(np.float64)), -128, 127).astype(np.int8)
 
 
-def run(x, count, scale, offset, cfg=0, src=SRC, dst=DST, tmp=TMP, tmp_bytes=TMP_MIN, bounds="fault"):
+def run(x, count, scale, offset, cfg=0, src=SRC, dst=DST, tmp=TMP, tmp_bytes=TMP_MIN, with_tmp=1, bounds="fault"):
     z = np.full(N, 7, np.int8)
-    ascrun.run_local(vk.quant_kernel, 1, x, z, N, count, src, dst, tmp, tmp_bytes, scale, offset, cfg,
+    ascrun.run_local(vk.quant_kernel, 1, x, z, N, count, src, dst, tmp, tmp_bytes, scale, offset, with_tmp, cfg,
                      bounds=bounds)
     return z
 
@@ -82,6 +82,14 @@ def test_dst_may_reuse_src():
 def test_a_larger_tmp_buffer_gives_the_same_result():
     x = values(np.float32, 2)
     np.testing.assert_array_equal(run(x, N, 3.0, 1.0, tmp_bytes=4096), model(x, 3.0, 1.0))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_form_without_sharedtmpbuffer(dtype):
+    x = values(dtype, 4)
+    z = run(x, 500, 2.0, 0.9, tmp_bytes=32, with_tmp=0)  # the tmp tensor is not an operand: its size does not matter
+    np.testing.assert_array_equal(z[:500], model(x[:500], 2.0, 0.9))
+    assert (z[500:] == 7).all()
 
 
 def test_config_calc_count_replaces_the_argument():

@@ -11,6 +11,8 @@
 // workLocalSize both non-zero the parameters are "constant": calcCount replaces the calCount
 // argument and workLocalSize bytes of sharedTmpBuffer are used; otherwise the whole buffer is.
 //
+// Forms: with sharedTmpBuffer, or in the framework's reserved space (not checked: the cpu target needs
+// none); both with calCount, which pyasc 1.1.1 always passes.
 // Faults: T other than half/float (does not compile); counts past the operands (bounds policy);
 // operands outside the Unified Buffer positions; a working size under GetAscendQuantMaxMinTmpSize's
 // minimum (2 repeats of 256 bytes; "预留/申请的临时空间大小不能小于最小临时空间大小"); config.workLocalSize
@@ -18,7 +20,7 @@
 // sharedTmpBuffer sharing bytes with src or dst; dst partially overlapping src (the reference lets
 // them be the same tensor, "源操作数与目的操作数可以复用"); |scale| or |offset| beyond half's range
 // ("当Scale为float类型时，其取值范围仍为half类型的取值范围"); a NaN result, whose int8_t conversion is undefined.
-// Not modelled: the forms without sharedTmpBuffer (the framework's reserved stack space), the
+// Not modelled: the whole-tensor forms without calCount (pyasc 1.1.1 does not emit them), the
 // per-channel (scale tensor) forms and the dstT/PER_TOKEN/PER_GROUP forms (not on Atlas A2/A3).
 #pragma once
 
@@ -56,40 +58,47 @@ inline void check_half_range(const char* api, const char* name, float value) {
     }
 }
 
+// `tmp`: sharedTmpBuffer, or nullptr for the framework's reserved space (which the cpu target does
+// not need, so its size is not checked).
 template <typename T>
 void per_tensor(const AscendC::LocalTensor<int8_t>& dst, const AscendC::LocalTensor<T>& src,
-                const AscendC::LocalTensor<uint8_t>& tmp, float scale, float offset, uint64_t count,
+                const AscendC::LocalTensor<uint8_t>* tmp, float scale, float offset, uint64_t count,
                 const AscendC::AscendQuantConfig& config) {
     static_assert(one_of_v<T, half, float>, "AscendQuant: T must be half or float (Atlas A2/A3)");
     constexpr const char* api = "AscendQuant";
     BlockContext& b = enter();
     const bool constant_params = config.calcCount != 0 && config.workLocalSize != 0;
-    if (config.workLocalSize > tmp.GetSize()) {
-        fault(format("%s: config.workLocalSize %u is larger than sharedTmpBuffer's %u bytes", api,
-                     config.workLocalSize, tmp.GetSize()));
-    }
     if (config.calcCount > src.GetSize()) {
         fault(format("%s: config.calcCount %u is larger than srcTensor's %u elements", api, config.calcCount,
                      src.GetSize()));
     }
     if (constant_params) count = config.calcCount;
-    const uint64_t work_bytes = constant_params ? config.workLocalSize : tmp.GetSize();
-    if (work_bytes < kMinTmpBytes) {
-        fault(format("%s: %s of %llu bytes is under the minimum temporary space of %llu bytes "
-                     "(GetAscendQuantMaxMinTmpSize)",
-                     api, constant_params ? "config.workLocalSize" : "sharedTmpBuffer",
-                     static_cast<unsigned long long>(work_bytes), static_cast<unsigned long long>(kMinTmpBytes)));
-    }
     check_half_range(api, "scale", scale);
     check_half_range(api, "offset", offset);
 
     const elem_t<T>* s = ub_operand(b, api, "srcTensor", src, count);
     elem_t<int8_t>* d = ub_operand(b, api, "dstTensor", dst, count);
-    ub_operand(b, api, "sharedTmpBuffer", tmp, work_bytes);
-    const uint64_t s0 = src.ascrun_addr(), d0 = dst.ascrun_addr(), t0 = tmp.ascrun_addr();
-    const uint64_t s_end = s0 + count * sizeof(T), d_end = d0 + count, t_end = t0 + work_bytes;
-    check_disjoint(api, "sharedTmpBuffer", t0, t_end, "srcTensor", s0, s_end, "the intermediates are written there");
-    check_disjoint(api, "sharedTmpBuffer", t0, t_end, "dstTensor", d0, d_end, "the intermediates are written there");
+    const uint64_t s0 = src.ascrun_addr(), d0 = dst.ascrun_addr();
+    const uint64_t s_end = s0 + count * sizeof(T), d_end = d0 + count;
+    if (tmp != nullptr) {
+        if (config.workLocalSize > tmp->GetSize()) {
+            fault(format("%s: config.workLocalSize %u is larger than sharedTmpBuffer's %u bytes", api,
+                         config.workLocalSize, tmp->GetSize()));
+        }
+        const uint64_t work_bytes = constant_params ? config.workLocalSize : tmp->GetSize();
+        if (work_bytes < kMinTmpBytes) {
+            fault(format("%s: %s of %llu bytes is under the minimum temporary space of %llu bytes "
+                         "(GetAscendQuantMaxMinTmpSize)",
+                         api, constant_params ? "config.workLocalSize" : "sharedTmpBuffer",
+                         static_cast<unsigned long long>(work_bytes), static_cast<unsigned long long>(kMinTmpBytes)));
+        }
+        ub_operand(b, api, "sharedTmpBuffer", *tmp, work_bytes);
+        const uint64_t t0 = tmp->ascrun_addr(), t_end = t0 + work_bytes;
+        check_disjoint(api, "sharedTmpBuffer", t0, t_end, "srcTensor", s0, s_end,
+                       "the intermediates are written there");
+        check_disjoint(api, "sharedTmpBuffer", t0, t_end, "dstTensor", d0, d_end,
+                       "the intermediates are written there");
+    }
     if (d0 != s0) {
         check_disjoint(api, "dstTensor", d0, d_end, "srcTensor", s0, s_end,
                        "dst may reuse src only from its start");
@@ -122,19 +131,19 @@ void per_tensor(const AscendC::LocalTensor<int8_t>& dst, const AscendC::LocalTen
 
 namespace AscendC {
 
-// Source tensor partly used: its first calCount elements.
+// With sharedTmpBuffer: the first calCount elements.
 template <typename T, bool isReuseSource = false, const AscendQuantConfig& config = ASCEND_QUANT_DEFAULT_CFG>
 inline void AscendQuant(const LocalTensor<int8_t>& dstTensor, const LocalTensor<T>& srcTensor,
                         const LocalTensor<uint8_t>& sharedTmpBuffer, const float scale, const float offset,
                         const uint32_t calCount) {
-    ascrun::quant::per_tensor(dstTensor, srcTensor, sharedTmpBuffer, scale, offset, calCount, config);
+    ascrun::quant::per_tensor(dstTensor, srcTensor, &sharedTmpBuffer, scale, offset, calCount, config);
 }
 
-// Source tensor wholly used.
+// In the framework's reserved temporary space: the first calCount elements.
 template <typename T, bool isReuseSource = false, const AscendQuantConfig& config = ASCEND_QUANT_DEFAULT_CFG>
-inline void AscendQuant(const LocalTensor<int8_t>& dstTensor, const LocalTensor<T>& srcTensor,
-                        const LocalTensor<uint8_t>& sharedTmpBuffer, const float scale, const float offset) {
-    ascrun::quant::per_tensor(dstTensor, srcTensor, sharedTmpBuffer, scale, offset, srcTensor.GetSize(), config);
+inline void AscendQuant(const LocalTensor<int8_t>& dstTensor, const LocalTensor<T>& srcTensor, const float scale,
+                        const float offset, const uint32_t calCount) {
+    ascrun::quant::per_tensor(dstTensor, srcTensor, nullptr, scale, offset, calCount, config);
 }
 
 }  // namespace AscendC
