@@ -1,7 +1,7 @@
 """TransDataTo5HD (数据排布转换/TransDataTo5HD.md, asc_transto5hd.md) through run_local, against a numpy
 model of its per-repeat rule on the UB bytes: 16-bit transpose, 32-bit pairs of blocks, 8-bit half
 blocks (dstHighHalf/srcHighHalf), the repeat strides and repeatTimes 1's offset start. One build per
-dtype (address-tensor form) and one for the LocalTensor-list form."""
+dtype (address-tensor and uint64_t array forms) and one for the LocalTensor-list form."""
 import numpy as np
 import pytest
 
@@ -40,12 +40,12 @@ def data(dtype, seed=0):
     return rng.integers(info.min, info.max, n, endpoint=True).astype(dtype)
 
 
-def run(x, dst, src, dst_high=0, src_high=0, repeat=1, dst_stride=0, src_stride=0):
+def run(x, dst, src, dst_high=0, src_high=0, repeat=1, dst_stride=0, src_stride=0, uint_list=0):
     """dst/src: byte addresses (multiples of the element size)."""
     offsets = (np.concatenate([dst, src]) // x.itemsize).astype(np.int32)
     z = np.zeros_like(x)
     ascrun.run_local(vk.trans_5hd_addr_kernel, 1, x, offsets, z, x.size, dst_high, src_high, repeat, dst_stride,
-                     src_stride)
+                     src_stride, uint_list)
     return z
 
 
@@ -128,6 +128,14 @@ def test_uint16_and_int32_dtypes():
         dst, src = 16384 + scattered(3, 0, 200), scattered(4, 0, 200)
         np.testing.assert_array_equal(run(x, dst, src, repeat=4, dst_stride=3, src_stride=2),
                                       model(x, dst, src, repeat=4, dst_stride=3, src_stride=2))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32])
+def test_uint64_array_form(dtype):
+    x = data(dtype, 5)
+    dst, src = 16384 + scattered(6, 0, 200), scattered(7, 0, 200)
+    np.testing.assert_array_equal(run(x, dst, src, 1, 0, repeat=3, dst_stride=4, src_stride=5, uint_list=1),
+                                  model(x, dst, src, 1, 0, repeat=3, dst_stride=4, src_stride=5))
 
 
 def test_list_form_matches_the_address_form():

@@ -2,7 +2,8 @@
 
 trans_5hd_addr_kernel: the address-tensor form; `offsets` holds the 16 dst then the 16 src element
 offsets into the region, whose GetPhyAddr values fill two LocalTensor<uint64_t> after the region
-(pyasc takes the operands' dtype from them). trans_5hd_list_kernel: the LocalTensor-list form
+(pyasc takes the operands' dtype from them); uint_list 1: the same addresses as two lists of 16
+uint64_t values instead (the uint64_t array form). trans_5hd_list_kernel: the LocalTensor-list form
 (half), dst tensors t[d + k * dstep] and src tensors t[s + k * sstep] of t, the region's first `size`
 elements.
 The params are runtime values: one build per dtype.
@@ -15,7 +16,7 @@ REGION = 32768  # bytes
 @asc.jit
 def trans_5hd_addr_kernel(x: asc.GlobalAddress, offsets: asc.GlobalAddress, z: asc.GlobalAddress,
                           n: asc.ConstExpr[int], dst_high: int, src_high: int, repeat: int, dst_stride: int,
-                          src_stride: int):
+                          src_stride: int, uint_list: int):
     x_gm = asc.GlobalTensor()
     o_gm = asc.GlobalTensor()
     z_gm = asc.GlobalTensor()
@@ -31,7 +32,30 @@ def trans_5hd_addr_kernel(x: asc.GlobalAddress, offsets: asc.GlobalAddress, z: a
         dst_addrs.set_value(i, data.get_phy_addr(o_gm.get_value(i)))
         src_addrs.set_value(i, data.get_phy_addr(o_gm.get_value(16 + i)))
     params = asc.TransDataTo5HDParams(dst_high == 1, src_high == 1, repeat, dst_stride, src_stride)
-    asc.trans_data_to_5hd(dst_addrs, src_addrs, params)
+    if uint_list == 1:
+        dst_list = [
+            data.get_phy_addr(o_gm.get_value(0)), data.get_phy_addr(o_gm.get_value(1)),
+            data.get_phy_addr(o_gm.get_value(2)), data.get_phy_addr(o_gm.get_value(3)),
+            data.get_phy_addr(o_gm.get_value(4)), data.get_phy_addr(o_gm.get_value(5)),
+            data.get_phy_addr(o_gm.get_value(6)), data.get_phy_addr(o_gm.get_value(7)),
+            data.get_phy_addr(o_gm.get_value(8)), data.get_phy_addr(o_gm.get_value(9)),
+            data.get_phy_addr(o_gm.get_value(10)), data.get_phy_addr(o_gm.get_value(11)),
+            data.get_phy_addr(o_gm.get_value(12)), data.get_phy_addr(o_gm.get_value(13)),
+            data.get_phy_addr(o_gm.get_value(14)), data.get_phy_addr(o_gm.get_value(15)),
+        ]
+        src_list = [
+            data.get_phy_addr(o_gm.get_value(16)), data.get_phy_addr(o_gm.get_value(17)),
+            data.get_phy_addr(o_gm.get_value(18)), data.get_phy_addr(o_gm.get_value(19)),
+            data.get_phy_addr(o_gm.get_value(20)), data.get_phy_addr(o_gm.get_value(21)),
+            data.get_phy_addr(o_gm.get_value(22)), data.get_phy_addr(o_gm.get_value(23)),
+            data.get_phy_addr(o_gm.get_value(24)), data.get_phy_addr(o_gm.get_value(25)),
+            data.get_phy_addr(o_gm.get_value(26)), data.get_phy_addr(o_gm.get_value(27)),
+            data.get_phy_addr(o_gm.get_value(28)), data.get_phy_addr(o_gm.get_value(29)),
+            data.get_phy_addr(o_gm.get_value(30)), data.get_phy_addr(o_gm.get_value(31)),
+        ]
+        asc.trans_data_to_5hd(dst_list, src_list, params)
+    else:
+        asc.trans_data_to_5hd(dst_addrs, src_addrs, params)
     asc.pipe_barrier(asc.PipeID.PIPE_ALL)
     asc.data_copy(z_gm, data, n)
 

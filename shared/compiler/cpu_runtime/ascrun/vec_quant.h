@@ -20,8 +20,9 @@
 // sharedTmpBuffer sharing bytes with src or dst; dst partially overlapping src (the reference lets
 // them be the same tensor, "源操作数与目的操作数可以复用"); |scale| or |offset| beyond half's range
 // ("当Scale为float类型时，其取值范围仍为half类型的取值范围"); a NaN result, whose int8_t conversion is undefined.
-// Not modelled: the whole-tensor forms without calCount (pyasc 1.1.1 does not emit them), the
-// per-channel (scale tensor) forms and the dstT/PER_TOKEN/PER_GROUP forms (not on Atlas A2/A3).
+// Not modelled: the whole-tensor forms without calCount and the per-channel (scale tensor) forms,
+// which pyasc 1.1.1 does not emit (its quant takes a calCount and scalar scale and offset); the
+// dstT/PER_TOKEN/PER_GROUP forms (not on Atlas A2/A3).
 #pragma once
 
 #include <cmath>
