@@ -77,8 +77,11 @@ param_list = [
 ]
 
 
-@pytest.mark.parametrize("dtype, size", param_list)
-@pytest.mark.parametrize("use_config", [True, False])
+# pyasc's two parametrizations, (dtype, size) x use_config, as one list (test_pyasc_port picks cases of it)
+CASES = [pytest.param(dtype, size, use_config) for use_config in (True, False) for dtype, size in param_list]
+
+
+@pytest.mark.parametrize("dtype, size, use_config", CASES)
 def test_quant(dtype, size, use_config: bool):
     src = torch.rand(size, dtype=dtype) * 8.0 - 4.0
     dst = quant_launch(src, use_config)

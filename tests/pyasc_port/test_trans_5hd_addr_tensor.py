@@ -109,9 +109,10 @@ param_list = [
     torch.int16,
 ]
 
+CASES = [pytest.param(dtype) for dtype in param_list]
 
 
-@pytest.mark.parametrize("dtype", param_list)
+@pytest.mark.parametrize("dtype", CASES)
 def test_transdata_to_5hd_addr_tensor(dtype):
     n, c, h, w = 2, 32, 16, 16
     c0 = 16

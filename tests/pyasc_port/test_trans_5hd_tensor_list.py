@@ -107,9 +107,10 @@ param_list = [
     torch.int16,
 ]
 
+CASES = [pytest.param(dtype) for dtype in param_list]
 
 
-@pytest.mark.parametrize("dtype", param_list)
+@pytest.mark.parametrize("dtype", CASES)
 def test_trans_5hd_tensor_list(dtype):
 
     n, c, h, w = 1, 64, 16, 16
