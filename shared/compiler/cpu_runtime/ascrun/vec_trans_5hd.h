@@ -9,7 +9,8 @@
 // k of source block i:
 //   16-bit T: dst block j element i = src[i][j] (a 16 x 16 transpose);
 //   32-bit T: 8 steps k, each forming 2 blocks from the 16 sources: dst block 2k element m =
-//             src[m][k], dst block 2k + 1 element m = src[8 + m][k];
+//             src[m][k], dst block 2k + 1 element m = src[8 + m][k] (the order the asc-devkit's
+//             float ConfusionTranspose relies on: consecutive dst blocks make row k of a transpose);
 //   8-bit T:  16 steps j, each forming half a block: dst block j byte (dstHighHalf ? 16 : 0) + i =
 //             src[i][j + (srcHighHalf ? 16 : 0)]; the other half of the dst block keeps its bytes.
 // dstHighHalf/srcHighHalf act on 8-bit T only, as the reference says.
