@@ -3,13 +3,18 @@
 `ascrun.run_local(kernel, core_num, *args)` runs the whole pipeline in this process on the
 `cpu` target; `ascrun.Client().launch(...)` and `ascrun.remote(kernel)[core_num](...)` run it
 on an ascrun service. This package imports neither pyasc nor the server's dependencies.
+Where pyasc is installed without CANN, importing it makes pyasc's `asc.lib.host` (the Matmul host
+tiling) ascrun's own, host_tiling.py.
 """
 from .async_client import AsyncClient, AsyncLaunchHandle
 from .client import Client, RemoteKernel, remote
 from .compiler.errors import AscrunError, KernelError
 from .handle import LaunchHandle
+from .host_tiling import use_when_cann_is_missing
 from .local import run_local
 from .result import LaunchResult
+
+use_when_cann_is_missing()
 
 __all__ = ["AscrunError", "AsyncClient", "AsyncLaunchHandle", "Client", "KernelError", "LaunchHandle", "LaunchResult",
            "RemoteKernel", "remote", "run_local"]

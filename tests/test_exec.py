@@ -124,11 +124,56 @@ def test_without_pyasc_the_standin_runs_scripts_and_tests(bare_python, service, 
     ("from asc.lib.runtime import CoreType\n",
      "cannot import name 'CoreType' from 'asc.lib.runtime': it is not part of ascrun's stand-in for pyasc (pyasc is "
      "not installed here): install pyasc to use it"),
-    ("import asc\n\n@asc.jit\ndef k(t: asc.adv.TCubeTiling):\n    pass\n",
-     "asc.adv is not part of ascrun's stand-in for pyasc (pyasc is not installed here): install pyasc to use it"),
+    ("import asc\n\n@asc.jit\ndef k(t: asc.adv.MatmulApiStaticTiling):\n    pass\n",
+     "asc.adv.MatmulApiStaticTiling is not part of ascrun's stand-in for pyasc (pyasc is not installed here): install "
+     "pyasc to use it"),
 ])
 def test_without_pyasc_what_the_standin_lacks_is_named(bare_python, service, tmp_path, source, message):
     script = tmp_path / "uses_more_of_pyasc.py"
     script.write_text(source)
     out = ascrun("exec", "--url", service.url, script, python=bare_python, cwd=tmp_path)
     assert (out.returncode, out.stderr) == (2, f"ascrun: {message}\n")
+
+
+HOST_TILING_SCRIPT = '''\
+from typing import Tuple
+
+import asc
+import asc.lib.host as host
+import asc.runtime.config as config
+
+
+@asc.jit
+def calc_offsets(tiling: asc.adv.TCubeTiling) -> Tuple[int, int]:
+    return tiling.single_core_m, tiling.single_core_n
+
+
+config.set_platform(config.Backend.Model, config.Platform.Ascend910B3)
+platform = host.get_ascendc_platform()
+matmul_tiling = host.MultiCoreMatmulTiling(platform)
+matmul_tiling.set_a_type(host.TPosition.GM, host.CubeFormat.ND, host.DataType.DT_FLOAT16, False)
+matmul_tiling.set_b_type(host.TPosition.GM, host.CubeFormat.ND, host.DataType.DT_FLOAT16, False)
+matmul_tiling.set_c_type(host.TPosition.VECCALC, host.CubeFormat.ND, host.DataType.DT_FLOAT)
+matmul_tiling.set_bias_type(host.TPosition.GM, host.CubeFormat.ND, host.DataType.DT_FLOAT)
+matmul_tiling.set_dim(2)
+matmul_tiling.set_org_shape(1024, 640, 256)
+matmul_tiling.set_shape(1024, 640, 256)
+matmul_tiling.enable_bias(True)
+matmul_tiling.set_traverse(host.MatrixTraverse.FIRSTM)
+matmul_tiling.set_fix_split(256, 128, -1)
+matmul_tiling.set_buffer_space(-1, -1, -1)
+tiling = asc.adv.TCubeTiling()
+print(platform.get_soc_version(), matmul_tiling.get_tiling(tiling), tiling.used_core_num, tiling.single_core_m,
+      tiling.single_core_n, tiling.base_m, tiling.base_n, type(tiling).__module__)
+'''
+
+
+@pytest.mark.parametrize("with_pyasc", [True, False])
+def test_host_tiling_without_cann_with_and_without_pyasc(request, service, tmp_path, with_pyasc):
+    """Tutorial 05's host tiling under `ascrun exec`: pyasc's asc.lib.host without CANN, or the
+    stand-in's, is ascrun's, on the SOC the script's set_platform names."""
+    script = tmp_path / "host_tiling.py"
+    script.write_text(HOST_TILING_SCRIPT)
+    python = sys.executable if with_pyasc else request.getfixturevalue("bare_python")
+    out = ascrun("exec", "--url", service.url, script, python=python, cwd=tmp_path)
+    assert (out.returncode, out.stdout) == (0, "Ascend910B3 0 2 512 640 256 128 asc.language.adv.tiling\n"), out.stderr

@@ -30,7 +30,7 @@ def build():
     source = re.sub(r"\bhalf\b", "bfloat16_t", result.source)
     assert "bfloat16_t" in source and not re.search(r"\bhalf\b", source)
     target = pipeline.get_target("cpu")
-    return result, target.toolchain.build(source, result.kernel_name), target.runner
+    return result, target.toolchain.build(source, result.kernel_name, result.kernel_type), target.runner
 
 
 def launch(xf, xb, zf, zi, zb, op, mode=RINT, form=0, lo=0, hi=0, repeat=1, strides=(1, 1, 8, 8), scalar=0.0):

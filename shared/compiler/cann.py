@@ -42,8 +42,6 @@ RUN_TIMEOUT_S = 900  # camodel simulates cycle by cycle: big kernels take minute
 REPLY_GRACE_S = 30  # after the device's own synchronize timeout: time to reset and answer
 ARTIFACT_MAGIC = b"ascrun-cann 1\n"
 
-_MIX = re.compile(r"^\s*REGIST_MATMUL_OBJ\(", re.M)  # pyasc's DetectKernelType: a matmul object
-_CUBE_ONLY = re.compile(r"^#define ASCENDC_CUBE_ONLY$", re.M)  # pyasc's DefineCubeOnly (matmul_cube_only)
 _PRINTS = re.compile(r"^\s*AscendC::(printf|DumpTensor)\(", re.M)  # pyasc's DetectEnableDebug
 
 
@@ -85,14 +83,6 @@ def cann_release(version: str) -> str:
     """The `Version=` of compiler/version.info within cann_version's text, else its first line."""
     found = re.search(r"^(?:compiler/version\.info: )?Version=(\S+)", version, re.M)
     return found.group(1) if found else version.splitlines()[0]
-
-
-def kernel_type_of(source: str) -> str:
-    """The kernel type pyasc's Compiler.run_passes picks, read from the Ascend C it produced: mixed
-    cube and vector with a matmul object, cube only when it was also compiled matmul_cube_only."""
-    if _MIX.search(source):
-        return "AIC_ONLY" if _CUBE_ONLY.search(source) else "MIX_AIC_1_2"
-    return "AIV_ONLY"
 
 
 def prints(source: str) -> bool:
@@ -235,13 +225,14 @@ class CannToolchain:
     def id(self) -> str:
         return toolchain_id(self.cann_version, self.bisheng_version, self.arch, self.flags)
 
-    def build(self, source: str, kernel_name: str) -> bytes:
+    def build(self, source: str, kernel_name: str, kernel_type: str = "AIV_ONLY") -> bytes:
         from asc.lib import runtime as rt
         from asc.runtime.compiler import CompileOptions, Compiler
         from asc.runtime.config import KernelType, Platform
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", kernel_name):
             raise BuildError(f"kernel name {kernel_name!r} is not a C identifier")
-        kernel_type = kernel_type_of(source)
+        if kernel_type not in KernelType.__members__:
+            raise BuildError(f"kernel type {kernel_type!r} is not one of pyasc's")
         rt.set_soc_version(Platform(self.soc))
         compiler = Compiler(CompileOptions(kernel_type=KernelType[kernel_type]))
         # what Compiler.run does after the translation (the frontend ran that part)
@@ -269,11 +260,12 @@ class JailedCannToolchain:
     def warm(self) -> None:
         pass  # nothing to prepare: pyasc's Compiler starts anew in each build's jail
 
-    def build(self, source: str, kernel_name: str) -> bytes:
+    def build(self, source: str, kernel_name: str, kernel_type: str = "AIV_ONLY") -> bytes:
         ro, environment = jail_view(os.environ)
         stage = jail.PythonJail(f"cann-build:{self.toolchain.soc}", self.limits, ro, (), environment)
         try:
-            reply, blobs = stage.request({"source": source, "kernel_name": kernel_name}, [], self.deadline.left(),
+            reply, blobs = stage.request({"source": source, "kernel_name": kernel_name, "kernel_type": kernel_type},
+                                         [], self.deadline.left(),
                                          jail.MAX_HEADER_BYTES + jail.MAX_ARTIFACT_BYTES)
         except jail.JailTimeout:
             raise self.deadline.expired() from None

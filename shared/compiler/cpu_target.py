@@ -7,12 +7,12 @@ from typing import Dict, Sequence
 from .jail import JailedRunners, JailedToolchain
 from .pipeline import Target
 from .runner import CpuRunner
-from .toolchain import CpuToolchain
+from .toolchain import KERNEL_TYPES, CpuToolchain
 
 
 class CpuTarget(Target):
     name = "cpu"
-    kernel_types = ("AIV_ONLY",)  # the vector side; the cube side is to come
+    kernel_types = KERNEL_TYPES
 
     def __init__(self, limits: Dict[str, int] | None = None, runs: bool = True, socs: Sequence[str] = ()):
         # `runs`, `socs`: a build-only worker needs no device, and the cpu target has none to ask

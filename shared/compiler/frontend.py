@@ -58,7 +58,9 @@ class FrontendResult:
     {"name", "kind": "tensor"|"scalar"|"struct", "dtype"} (a struct's also "structs": the
     definitions of it and what it nests, structs.py JSON); `kernel_args` is pyasc's list of the
     generated function's arguments ("explicit" for each runtime parameter, then extras such
-    as "ffts_addr").
+    as "ffts_addr"); `kernel_type` is the name of pyasc's KernelType that its Compiler chose
+    (the `kernel_type` option, else AIV_ONLY, or for a kernel with a matmul object MIX_AIC_1_2,
+    AIC_ONLY when compiled matmul_cube_only): which cores a block runs.
     """
     kernel_name: str
     ir: str
@@ -66,15 +68,16 @@ class FrontendResult:
     ir_hash: str
     params: Tuple[Dict[str, str], ...]
     kernel_args: Tuple[str, ...]
+    kernel_type: str
 
     def to_json(self) -> Dict[str, Any]:
         return {"kernel_name": self.kernel_name, "ir": self.ir, "source": self.source, "ir_hash": self.ir_hash,
-                "params": list(self.params), "kernel_args": list(self.kernel_args)}
+                "params": list(self.params), "kernel_args": list(self.kernel_args), "kernel_type": self.kernel_type}
 
     @classmethod
     def from_json(cls, data: Dict[str, Any]) -> "FrontendResult":
         return cls(data["kernel_name"], data["ir"], data["source"], data["ir_hash"],
-                   tuple(data["params"]), tuple(data["kernel_args"]))
+                   tuple(data["params"]), tuple(data["kernel_args"]), data["kernel_type"])
 
 
 def _param(name: str, spec: Dict[str, Any], defs: structs.Definitions) -> Dict[str, Any]:
@@ -137,10 +140,13 @@ def specialization(bundle: KernelBundle, args: Sequence[ArgSpec]) -> Dict[str, A
     return spec
 
 
+RESULT_FORMAT = 2  # of FrontendResult's JSON: 2 added kernel_type (a cached result of format 1 lacks it)
+
+
 def memo_key(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any]) -> str:
     """Cache key of a frontend run: same bundle, specialization, options and pyasc -> same result."""
     payload = {"bundle": bundle.digest, "spec": specialization(bundle, args), "options": options,
-               "pyasc": pyasc_version()}
+               "pyasc": pyasc_version(), "result": RESULT_FORMAT}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -390,10 +396,11 @@ def run(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any] |
                 kernel_args = tuple(re.sub(r"(?<!^)(?=[A-Z])", "_", a.name).lower()
                                     for a in asc_ir.get_kernel_arg_attrs(module))
                 stripped_hash = ir_hash(module)
+                kernel_type = passes.options.kernel_type.name  # what run_passes chose, or the option
             except Exception as e:
                 said = "".join(f"\n{line}" for line in diagnostics(printed()))
                 raise CompileError(f"pyasc's pass pipeline failed for '{bundle.entry}': {e}{said}") from None
 
     params = tuple(_param(name, spec_args[name], defs) for name in runtime_args)
     return FrontendResult(kernel_name=kernel.fn.__name__, ir=ir_text, source=source, ir_hash=stripped_hash,
-                          params=params, kernel_args=kernel_args)
+                          params=params, kernel_args=kernel_args, kernel_type=kernel_type)

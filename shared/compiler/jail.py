@@ -450,9 +450,9 @@ class JailedToolchain:
         """The prebuilt runtime, built once by the broker before the first job."""
         self.toolchain.read_only_paths()
 
-    def build(self, source: str, kernel_name: str) -> bytes:
+    def build(self, source: str, kernel_name: str, kernel_type: str = "AIV_ONLY") -> bytes:
         import resource
-        unit = self.toolchain.translation_unit(source, kernel_name).encode()
+        unit = self.toolchain.translation_unit(source, kernel_name, kernel_type).encode()
         source_fd = os.memfd_create("kernel.cpp")
         _write_all(source_fd, unit)
         os.lseek(source_fd, 0, os.SEEK_SET)

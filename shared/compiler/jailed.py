@@ -278,7 +278,8 @@ def _cann_build(limits: Dict[str, int], soc: str) -> None:
     header, _ = jail.read_message(STDIN, cap=BROKER_REQUEST_CAP)
     try:
         from .cann import CannToolchain
-        reply, blobs = {"ok": True}, [CannToolchain(soc).build(str(header["source"]), str(header["kernel_name"]))]
+        reply, blobs = {"ok": True}, [CannToolchain(soc).build(str(header["source"]), str(header["kernel_name"]),
+                                                                str(header["kernel_type"]))]
     except BaseException as e:  # noqa: BLE001 - everything becomes the answer
         reply, blobs = _error(e), []
     jail.write_message(STDOUT, reply, blobs)

@@ -31,7 +31,7 @@ class Build:
 
 class Target:
     """A target's stages: frontend (bundle, args, options) -> FrontendResult, toolchain (.id,
-    .build(source, kernel_name) -> artifact), runner (.run, CpuRunner's contract). Plug-ins
+    .build(source, kernel_name, kernel_type) -> artifact), runner (.run, CpuRunner's contract). Plug-ins
     (targets.REGISTRY) are built with `limits` by a worker: their toolchain and runner then build
     and run in jails (jail.py) under those limits, and also have `deadline`, `warm()` (before the
     first job), the runner `for_tenant(tenant)` and `close()`. Built without (run_local, the
@@ -53,8 +53,8 @@ def get_target(name: str) -> Target:
 def artifact_key(toolchain_id: str, result: FrontendResult) -> str:
     """Computed by the caller (the broker) over what is really built, never taken from a stage: the
     exact Ascend C source, the symbol the runner loads and the toolchain."""
-    built = json.dumps({"toolchain": toolchain_id, "kernel": result.kernel_name, "source": result.source},
-                       sort_keys=True)
+    built = json.dumps({"toolchain": toolchain_id, "kernel": result.kernel_name, "source": result.source,
+                        "kernel_type": result.kernel_type}, sort_keys=True)
     return "artifact-" + hashlib.sha256(built.encode()).hexdigest()
 
 
@@ -94,7 +94,7 @@ def build(bundle: KernelBundle, args: Sequence[ArgSpec], target: Target, fronten
     if artifact is not None:
         cache["build"] = "hit"
     else:
-        artifact = target.toolchain.build(result.source, result.kernel_name)
+        artifact = target.toolchain.build(result.source, result.kernel_name, result.kernel_type)
         artifact_cache.put(key, artifact)
         cache["build"] = "miss"
     timings["build"] = time.perf_counter() - start

@@ -23,6 +23,9 @@ BUILD_TIMEOUT_S = 300
 # -fno-strict-aliasing: the runtime views the Unified Buffer's bytes as tensors of any dtype.
 CPU_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-fno-strict-aliasing", "-pthread")
 MAX_DIAGNOSTIC_LINES = 40
+# pyasc's KernelType names (asc.runtime.config): which cores each block of a launch runs (launch.h)
+KERNEL_TYPES = ("AIV_ONLY", "AIC_ONLY", "MIX_AIV_HARD_SYNC", "MIX_AIC_HARD_SYNC", "MIX_AIV_1_0", "MIX_AIC_1_0",
+                "MIX_AIC_1_1", "MIX_AIC_1_2")
 
 
 def runtime_digest() -> str:
@@ -90,18 +93,20 @@ class CpuToolchain:
         return [str(RUNTIME_DIR), str(self._prebuilt()[0])]
 
     @staticmethod
-    def translation_unit(source: str, kernel_name: str) -> str:
+    def translation_unit(source: str, kernel_name: str, kernel_type: str) -> str:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", kernel_name):
             raise BuildError(f"kernel name {kernel_name!r} is not a C identifier")
-        return f"{source}\nASCRUN_EXPORT_KERNEL({kernel_name})\n"
+        if kernel_type not in KERNEL_TYPES:
+            raise BuildError(f"kernel type {kernel_type!r} is not one of pyasc's: {', '.join(KERNEL_TYPES)}")
+        return f"{source}\nASCRUN_EXPORT_KERNEL({kernel_name}, {kernel_type})\n"
 
     @staticmethod
     def failed(kernel_name: str, stderr: str, folder: str) -> BuildError:
         return BuildError(f"the C++ build of '{kernel_name}' failed (the generated Ascend C uses something "
                           f"the cpu runtime lacks, or is invalid):\n{_diagnostics(stderr, folder)}")
 
-    def build(self, source: str, kernel_name: str) -> bytes:
-        unit = self.translation_unit(source, kernel_name)
+    def build(self, source: str, kernel_name: str, kernel_type: str = "AIV_ONLY") -> bytes:
+        unit = self.translation_unit(source, kernel_name, kernel_type)
         _remove_stale_builds()
         with tempfile.TemporaryDirectory(prefix="build_", dir=private_temp_dir()) as tmp:
             (Path(tmp) / "kernel.cpp").write_text(unit)

@@ -3,12 +3,14 @@
 
 It has what a kernel file touches at import and launch time: @asc.jit, the kernel-language types
 that signatures name, the dtypes, Struct kernel arguments (`asc.language.core.struct`),
-`asc.runtime.config` and `asc.lib.runtime`. Kernel bodies never run here:
+`asc.runtime.config`, `asc.lib.runtime`, the Matmul host tiling `asc.lib.host` (ascrun's own,
+ascrun.host_tiling) and the tiling structs of `asc.adv`. Kernel bodies never run here:
 the service compiles them with the real pyasc. Any other name fails with an error naming it.
 """
 from ascrun.script import MissingName, active, not_in_standin
 
 from . import language, lib, runtime  # noqa: F401 - asc.language, asc.lib and asc.runtime are attributes of asc
+from .language import adv  # noqa: F401 - pyasc's asc.adv is asc.language.adv
 from .language.core.dtype import (  # noqa: F401 - the dtypes pyasc exports at the top level
     DataType, double, float16, float32, float64, float_, half, int8, int16, int32, int64, int_, uint8, uint16,
     uint32, uint64, void)

@@ -1,7 +1,7 @@
-"""Stand-in for pyasc's asc.lib: only its `runtime` module."""
+"""Stand-in for pyasc's asc.lib: its `runtime` and `host` (the Matmul host tiling) modules."""
 from ascrun.script import MissingName, not_in_standin
 
-from . import runtime  # noqa: F401
+from . import host, runtime  # noqa: F401
 
 
 def __getattr__(name):

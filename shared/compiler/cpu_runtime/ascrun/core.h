@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <type_traits>
@@ -69,6 +70,11 @@
 // against different runtime versions can be loaded in one process without sharing symbols.
 #pragma GCC visibility push(hidden)
 
+namespace AscendC {
+// The core a block's code runs on (`g_coreType == AscendC::AIC`, sys_var.h).
+enum CoreType : int32_t { AIC = 1, AIV = 2 };
+}  // namespace AscendC
+
 namespace ascrun {
 
 // ---- limits of the modelled core (Atlas A2/A3 vector core) ----------------------------------------
@@ -80,6 +86,29 @@ constexpr int32_t kEventIdCount = 8;       // SetFlag/WaitFlag event IDs 0..7
 constexpr uint32_t kHardEventCount = 35;   // values of AscendC::HardEvent
 constexpr uint32_t kMaxConcurrentBlocks = 64;
 constexpr uint32_t kPositionSlots = 32;    // > the values of AscendC::TPosition (tensor.h checks)
+
+// ---- the cube core's local memories (Atlas A2/A3 AI Cube core) -------------------------------------
+// Each block has them besides its Unified Buffer, allocated on first use (BlockContext::local_memory),
+// so a vector-only launch pays nothing for them.
+enum class Memory : uint8_t { UB, L1, L0A, L0B, L0C };
+constexpr uint32_t kCubeMemoryCount = 4;  // L1, L0A, L0B, L0C
+constexpr uint32_t kL1Bytes = 524288;     // 512 KiB L1 Buffer (TPosition A1, B1, C1)
+constexpr uint32_t kL0ABytes = 65536;     // 64 KiB L0A Buffer (A2)
+constexpr uint32_t kL0BBytes = 65536;     // 64 KiB L0B Buffer (B2)
+constexpr uint32_t kL0CBytes = 131072;    // 128 KiB L0C Buffer (CO1)
+
+constexpr uint32_t memory_bytes(Memory m) {
+    return m == Memory::UB ? kUbBytes : m == Memory::L1 ? kL1Bytes : m == Memory::L0A ? kL0ABytes
+                                      : m == Memory::L0B ? kL0BBytes : kL0CBytes;
+}
+// How messages name offsets in a memory ("UB offset 0x40").
+constexpr const char* memory_short_name(Memory m) {
+    return m == Memory::UB ? "UB" : m == Memory::L1 ? "L1" : m == Memory::L0A ? "L0A" : m == Memory::L0B ? "L0B" : "L0C";
+}
+constexpr const char* memory_name(Memory m) {
+    return m == Memory::UB ? "Unified Buffer" : m == Memory::L1 ? "L1 Buffer" : m == Memory::L0A ? "L0A Buffer"
+                                              : m == Memory::L0B ? "L0B Buffer" : "L0C Buffer";
+}
 
 // ---- faults ----------------------------------------------------------------------------------------
 
@@ -160,14 +189,44 @@ struct Region {
 // LocalTensor inside the Unified Buffer) records a warning and does what the device does.
 enum class Bounds : uint32_t { Fault = 0, Warn = 1 };
 
+// Which cores each block of a launch runs: pyasc's KernelType (asc.runtime.config), the
+// reference's KERNEL_TYPE_* (设置Kernel类型). The toolchain compiles it into the kernel's library.
+enum class KernelType : uint32_t {
+    AIV_ONLY, AIC_ONLY, MIX_AIV_HARD_SYNC, MIX_AIC_HARD_SYNC, MIX_AIV_1_0, MIX_AIC_1_0, MIX_AIC_1_1, MIX_AIC_1_2
+};
+
+// Cube cores (0 or 1) and vector cores (0 to 2) per block of a kernel type.
+struct BlockCores {
+    uint32_t aic;
+    uint32_t aiv;
+    uint32_t total() const { return aic + aiv; }
+    bool mixed() const { return aic > 0 && aiv > 0; }
+};
+constexpr BlockCores block_cores(KernelType t) {
+    switch (t) {
+        case KernelType::AIC_ONLY:
+        case KernelType::MIX_AIC_HARD_SYNC:
+        case KernelType::MIX_AIC_1_0: return {1, 0};
+        case KernelType::MIX_AIC_1_1: return {1, 1};
+        case KernelType::MIX_AIC_1_2: return {1, 2};
+        default: return {0, 1};
+    }
+}
+
+struct CoreGroup;  // cross_core.h: the cores of one block and their cross-core flags
+
 class LaunchContext {
 public:
-    LaunchContext(uint32_t block_num, std::vector<Region> regions, Bounds bounds = Bounds::Fault)
-        : block_num_(block_num), regions_(std::move(regions)), written_(regions_.size()), bounds_(bounds) {
+    LaunchContext(uint32_t block_num, std::vector<Region> regions, Bounds bounds = Bounds::Fault,
+                  KernelType kernel_type = KernelType::AIV_ONLY)
+        : block_num_(block_num), regions_(std::move(regions)), written_(regions_.size()), bounds_(bounds),
+          kernel_type_(kernel_type) {
         for (auto& w : written_) w.store(0, std::memory_order_relaxed);
     }
 
     uint32_t block_num() const { return block_num_; }
+    KernelType kernel_type() const { return kernel_type_; }
+    BlockCores cores() const { return block_cores(kernel_type_); }
     const std::vector<Region>& regions() const { return regions_; }
     bool warn_bounds() const { return bounds_ == Bounds::Warn; }
     LaunchReport& report() { return report_; }
@@ -214,6 +273,7 @@ private:
     std::vector<Region> regions_;
     std::vector<std::atomic<uint32_t>> written_;
     Bounds bounds_;
+    KernelType kernel_type_;
     LaunchReport report_;
     std::atomic<bool> abort_{false};
     std::mutex mu_;
@@ -224,8 +284,26 @@ private:
 // Per-block state. The API headers keep their own sections here so that a block is self-contained.
 struct BlockContext {
     LaunchContext* launch = nullptr;
+    // The core: its type, GetBlockIdx (a vector core of a 1:2 mixed block b is 2b + sub_block_idx),
+    // its index among its block's vector cores, and its block's cores (a mixed launch; else null).
+    AscendC::CoreType core_type = AscendC::AIV;
     uint32_t block_idx = 0;
+    uint32_t sub_block_idx = 0;
+    CoreGroup* group = nullptr;
     uint8_t* ub = nullptr;  // kUbBytes, kUbAllocAlign-aligned
+    // The cube memories (L1, L0A, L0B, L0C), each filled with the poison byte when first used.
+    std::unique_ptr<uint8_t[]> cube_memory[kCubeMemoryCount];
+
+    // The bytes of local memory `m` (memory_bytes(m) of them).
+    uint8_t* local_memory(Memory m) {
+        if (m == Memory::UB) return ub;
+        std::unique_ptr<uint8_t[]>& mem = cube_memory[static_cast<uint32_t>(m) - 1];
+        if (!mem) {
+            mem.reset(new uint8_t[memory_bytes(m)]);
+            std::memset(mem.get(), kUbPoison, memory_bytes(m));
+        }
+        return mem.get();
+    }
 
     // sync.h: outstanding SetFlag count per (HardEvent, event ID): 0 or 1 normally; negative while a
     // WaitFlag waits for a SetFlag that comes later in program order.
@@ -289,6 +367,12 @@ inline BlockContext& enter() {
 template <typename Message>
 void warn(BlockContext& b, const char* api, const char* operand, const Message& message) {
     b.report.warn(api, operand, message);
+}
+
+// How messages name a core: "block 3", or in a mixed launch "AIC 1" / "AIV 3" (GetBlockIdx on it).
+inline std::string core_label(const BlockContext& b) {
+    if (!b.launch->cores().mixed()) return "block " + std::to_string(b.block_idx);
+    return (b.core_type == AscendC::AIC ? "AIC " : "AIV ") + std::to_string(b.block_idx);
 }
 
 // Hex for UB offsets and byte ranges in messages.

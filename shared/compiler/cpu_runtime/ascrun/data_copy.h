@@ -1,4 +1,5 @@
-// ascrun cpu runtime: DataCopy and DataCopyPad (GM->UB, UB->GM, UB->UB).
+// ascrun cpu runtime: DataCopy and DataCopyPad (GM->UB, UB->GM, UB->UB); the count and DataCopyParams
+// forms also GM->L1 (A1/B1/C1: GMToL1连续数据搬运, GMToL1高维切分数据搬运; cube_data_copy.h has ND2NZ).
 //
 // Forms: the contiguous count form; DataCopyParams (blockCount blocks of blockLen 32-byte data
 // blocks, srcStride/dstStride = gap between blocks in 32-byte data blocks, GM side included:
@@ -82,6 +83,18 @@ inline uint64_t moved_elements(BlockContext& b, const char* api, uint64_t count,
         });
     }
     return moved / elem_bytes;
+}
+
+// The destination of a GM->local form: the L1 Buffer for an A1/B1/C1 tensor (32-byte aligned, as
+// GMToL1连续数据搬运 requires), else the Unified Buffer.
+constexpr bool to_l1(AscendC::TPosition p) { return position_modelled(p) && memory_of(p) == Memory::L1; }
+
+template <typename T>
+uint8_t* local_dst(BlockContext& b, const char* api, const AscendC::LocalTensor<T>& dst, uint64_t count) {
+    if (dst.ascrun_bound() && to_l1(dst.ascrun_pos())) {
+        return cube_operand(b, api, "dst", dst, Memory::L1, "A1, B1 or C1 (L1 Buffer)", count * sizeof(T), kUbAlign);
+    }
+    return reinterpret_cast<uint8_t*>(ub_operand(b, api, "dst", dst, count));
 }
 
 inline uint64_t round_up_32(uint64_t v) { return (v + 31) / 32 * 32; }
@@ -192,15 +205,15 @@ void pad_ub_to_gm(const AscendC::GlobalTensor<T>& dst, const AscendC::LocalTenso
 
 namespace AscendC {
 
-// GM -> UB
+// GM -> UB, GM -> L1
 template <typename T>
 void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count) {
     static_assert(ascrun::copy::supported_v<T>, "DataCopy: unsupported element type");
-    constexpr const char* api = "DataCopy(GM->UB)";
+    const char* api = ascrun::copy::to_l1(dst.ascrun_pos()) ? "DataCopy(GM->L1)" : "DataCopy(GM->UB)";
     ascrun::BlockContext& b = ascrun::enter();
     const uint64_t n = ascrun::copy::moved_elements(b, api, count, sizeof(T));
     if (n == 0) return;
-    auto* d = ascrun::ub_operand(b, api, "dst", dst, n);
+    auto* d = ascrun::copy::local_dst(b, api, dst, n);
     const auto* s = src.ascrun_access(b, api, 0, n, false);
     std::memcpy(static_cast<void*>(d), static_cast<const void*>(s), static_cast<size_t>(n) * sizeof(T));
 }
@@ -240,15 +253,16 @@ void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32
 
 // ---- DataCopyParams forms -----------------------------------------------------------------------
 
-// GM -> UB
+// GM -> UB, GM -> L1
 template <typename T>
 void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p) {
     static_assert(ascrun::copy::supported_v<T>, "DataCopy: unsupported element type");
-    constexpr const char* api = "DataCopy(GM->UB, DataCopyParams)";
+    const char* api = ascrun::copy::to_l1(dst.ascrun_pos()) ? "DataCopy(GM->L1, DataCopyParams)"
+                                                            : "DataCopy(GM->UB, DataCopyParams)";
     ascrun::BlockContext& b = ascrun::enter();
     const ascrun::copy::StridedRows rows(api, p);
     if (rows.empty()) return;
-    auto* d = reinterpret_cast<uint8_t*>(ascrun::ub_operand(b, api, "dst", dst, rows.d_span / sizeof(T)));
+    auto* d = ascrun::copy::local_dst(b, api, dst, rows.d_span / sizeof(T));
     const auto* s = reinterpret_cast<const uint8_t*>(src.ascrun_access(b, api, 0, rows.s_span / sizeof(T), false));
     rows.copy(d, s);
 }

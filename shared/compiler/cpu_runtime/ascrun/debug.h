@@ -339,7 +339,8 @@ template <class... Args>
 void printf(__gm__ const char* fmt, Args&&... args) {
     ascrun::BlockContext& b = ascrun::enter();
     const ascrun::debug::Slot slots[] = {ascrun::debug::Slot{}, ascrun::debug::slot(args)...};
-    std::string text = ascrun::format("[AIV Block %u/%u] ", b.block_idx, b.launch->block_num());
+    const uint32_t cores = b.launch->block_num() * (b.core_type == AIC ? 1 : b.launch->cores().aiv);
+    std::string text = ascrun::format("[%s Block %u/%u] ", b.core_type == AIC ? "AIC" : "AIV", b.block_idx, cores);
     text += ascrun::debug::format_printf(fmt, slots + 1, sizeof...(Args));
     b.report.print(text);
 }

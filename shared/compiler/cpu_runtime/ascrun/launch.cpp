@@ -31,9 +31,9 @@ int finish(char* err, uint32_t err_cap, int code, const std::string& msg) noexce
     return finish(err, err_cap, code, msg.c_str());
 }
 
-void report(LaunchContext& lc, uint32_t block, const char* what, const char* detail = "") noexcept {
+void report(LaunchContext& lc, const std::string& core, const char* what, const char* detail = "") noexcept {
     try {
-        lc.record_error(format("block %u: %s%s", block, what, detail));
+        lc.record_error(core + ": " + what + detail);
     } catch (...) {
         lc.record_error(std::string());
     }
@@ -53,36 +53,95 @@ private:
     uint8_t* p_;
 };
 
-// One block on the calling thread: fresh context and UB contents, the default floating-point
-// environment (round to nearest, no flush-to-zero, whatever the host process set), faults
-// recorded, never throws.
+// One core of a block on the calling thread: fresh context and UB contents, the default
+// floating-point environment (round to nearest, no flush-to-zero, whatever the host process set),
+// faults recorded, never throws. `order`: the core's place in the launch's report.
 using Invoke = void (*)(void* const* args);
 
-void run_block(LaunchContext& lc, uint32_t idx, uint8_t* ub, Invoke invoke, void* const* args) noexcept {
+struct Core {
+    AscendC::CoreType type;
+    uint32_t block_idx;  // GetBlockIdx on it
+    uint32_t sub_block_idx;
+    uint32_t order;
+};
+
+void run_core(LaunchContext& lc, const Core& core, CoreGroup* group, uint8_t* ub, Invoke invoke,
+              void* const* args) noexcept {
     std::fenv_t host_env;
     const bool env_saved = std::fegetenv(&host_env) == 0;
     std::fesetenv(FE_DFL_ENV);
     BlockContext ctx;
     ctx.launch = &lc;
-    ctx.block_idx = idx;
+    ctx.core_type = core.type;
+    ctx.block_idx = core.block_idx;
+    ctx.sub_block_idx = core.sub_block_idx;
+    ctx.group = group;
     ctx.ub = ub;
     std::memset(ub, kUbPoison, kUbBytes);
+    std::string label;
+    try {
+        label = core_label(ctx);
+    } catch (...) {
+        label = "a core";  // out of memory naming it
+    }
     tls_block = &ctx;
     try {
         invoke(args);
         sync::check_block_end(ctx);
     } catch (const Aborted&) {
-        // another block failed first
+        // another core failed first
     } catch (const KernelFault& f) {
-        report(lc, idx, f.what());
+        report(lc, label, f.what());
     } catch (const std::exception& e) {
-        report(lc, idx, "the kernel threw a C++ exception: ", e.what());
+        report(lc, label, "the kernel threw a C++ exception: ", e.what());
     } catch (...) {
-        report(lc, idx, "the kernel threw an unknown exception");
+        report(lc, label, "the kernel threw an unknown exception");
     }
-    lc.report().add(idx, ctx.report);  // what it printed up to its end or fault
+    lc.report().add(core.order, label, ctx.report);  // what it printed up to its end or fault
     tls_block = nullptr;
+    if (group != nullptr) group->end(group->slot(ctx));  // after the fault is recorded: waiters see it
     if (env_saved) std::fesetenv(&host_env);
+}
+
+// Block `idx`: its one core on the calling thread, or (a mixed kernel type) its AIC there and each
+// AIV on a thread of its own with its own Unified Buffer, all at once, as the device runs them.
+void run_block(LaunchContext& lc, uint32_t idx, uint8_t* ub, Invoke invoke, void* const* args) noexcept {
+    const BlockCores cores = lc.cores();
+    if (!cores.mixed()) {
+        const Core core{cores.aic > 0 ? AscendC::AIC : AscendC::AIV, idx, 0, idx};
+        run_core(lc, core, nullptr, ub, invoke, args);
+        return;
+    }
+    try {
+        CoreGroup group(cores);
+        std::vector<Core> aivs;
+        for (uint32_t v = 0; v < cores.aiv; ++v) {
+            aivs.push_back(Core{AscendC::AIV, idx * cores.aiv + v, v, idx * cores.total() + 1 + v});
+            group.label[1 + v] = format("AIV %u", idx * cores.aiv + v);
+        }
+        group.label[0] = format("AIC %u", idx);
+        std::vector<std::thread> threads;
+        for (const Core& aiv : aivs) {
+            try {
+                threads.emplace_back([&lc, &group, aiv, invoke, args] {
+                    try {
+                        UbAllocation own;
+                        run_core(lc, aiv, &group, own.get(), invoke, args);
+                    } catch (...) {
+                        lc.record_error("ascrun: out of memory allocating a vector core's Unified Buffer");
+                        group.end(1 + aiv.sub_block_idx);
+                    }
+                });
+            } catch (...) {
+                lc.record_error(format("ascrun: could not start a thread for AIV %u", aiv.block_idx));
+                group.end(1 + aiv.sub_block_idx);
+            }
+        }
+        run_core(lc, Core{AscendC::AIC, idx, 0, idx * cores.total()}, &group, ub, invoke, args);
+        for (auto& t : threads) t.join();
+    } catch (...) {
+        lc.record_error("ascrun: out of memory starting a block's cores");
+    }
 }
 
 // Blocks 0..n-1 on up to kMaxConcurrentBlocks threads: with n <= that, one thread per block.
@@ -158,7 +217,7 @@ void free_report(AscrunReport* report) noexcept {
     *report = AscrunReport{nullptr, 0, nullptr, 0};
 }
 
-int launch(uint32_t nparams, Invoke invoke, uint32_t core_num, void** args, AscrunRegion* regions,
+int launch(uint32_t nparams, Invoke invoke, KernelType kernel_type, uint32_t core_num, void** args, AscrunRegion* regions,
            uint32_t n_regions, uint32_t bounds, AscrunReport* report, char* err, uint32_t err_cap) noexcept {
     if (report != nullptr) *report = AscrunReport{nullptr, 0, nullptr, 0};
     try {
@@ -194,7 +253,7 @@ int launch(uint32_t nparams, Invoke invoke, uint32_t core_num, void** args, Ascr
             regs.push_back(Region{base, r.bytes, r.name != nullptr ? std::string(r.name) : format("#%u", i),
                                   r.guard_bytes});
         }
-        LaunchContext lc(core_num, std::move(regs), static_cast<Bounds>(bounds));
+        LaunchContext lc(core_num, std::move(regs), static_cast<Bounds>(bounds), kernel_type);
         run_blocks(lc, invoke, args);
 
         for (uint32_t i = 0; i < n_regions; ++i) regions[i].written = lc.written(i) ? 1u : 0u;

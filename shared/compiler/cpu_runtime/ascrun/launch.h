@@ -1,7 +1,8 @@
 // ascrun cpu runtime: the launch ABI of a kernel shared library (the kernel-independent part of
 // ascrun_launch is in launch.cpp).
 //
-// The toolchain appends `ASCRUN_EXPORT_KERNEL(<kernel>)` to the generated source; it defines
+// The toolchain appends `ASCRUN_EXPORT_KERNEL(<kernel>, <kernel type>)` to the generated source (the
+// kernel type is pyasc's KernelType name, core.h KernelType); it defines
 //
 //   extern "C" const char* ascrun_signature(void);
 //       One code per kernel parameter, comma-separated: "ptr:<dtype>" for a pointer, "<dtype>" for
@@ -24,7 +25,8 @@
 //       bounds: 0 ("fault") every out-of-range access faults; 1 ("warn") an access past the end of
 //       a region but inside the guard_bytes the caller allocated after it, or past a LocalTensor
 //       but inside the Unified Buffer, is a warning and happens (core.h Bounds).
-//       Runs blocks 0..core_num-1 (each on a thread with its own 192 KiB Unified Buffer), joins
+//       Runs blocks 0..core_num-1, each core of a block (one AIV, one AIC, or for a mixed kernel type
+//       an AIC and one or two AIVs, all at once) on a thread with its own 192 KiB Unified Buffer; joins
 //       them and returns 0; or 1 with the first fault ("block N: ...") in err (NUL-terminated,
 //       truncated to err_cap bytes); or 2 with a message if the call itself is invalid.
 //       With 0 or 1, *report holds what the blocks printed (printf, DumpTensor: report.h, in block
@@ -159,9 +161,10 @@ constexpr uint32_t param_count(void (*)(A...)) {
 }
 
 // The kernel-independent rest of ascrun_launch, compiled once per toolchain (launch.cpp) rather
-// than in every kernel: checks the call, runs blocks 0..core_num-1 (each calling invoke(args)),
+// than in every kernel: checks the call, runs blocks 0..core_num-1 (each core of a block of
+// kernel_type calling invoke(args)),
 // fills regions' written flags and the report.
-int launch(uint32_t nparams, void (*invoke)(void* const* args), uint32_t core_num, void** args,
+int launch(uint32_t nparams, void (*invoke)(void* const* args), KernelType kernel_type, uint32_t core_num, void** args,
            AscrunRegion* regions, uint32_t n_regions, uint32_t bounds, AscrunReport* report, char* err,
            uint32_t err_cap) noexcept;
 void free_report(AscrunReport* report) noexcept;
@@ -171,7 +174,7 @@ void free_report(AscrunReport* report) noexcept;
 
 #pragma GCC visibility pop
 
-#define ASCRUN_EXPORT_KERNEL(kernel)                                                                      \
+#define ASCRUN_EXPORT_KERNEL(kernel, kernel_type)                                                         \
     extern "C" __attribute__((visibility("default"))) const char* ascrun_signature(void) {               \
         return ::ascrun::abi::signature(&kernel);                                                        \
     }                                                                                                    \
@@ -183,7 +186,8 @@ void free_report(AscrunReport* report) noexcept;
         AscrunReport* report, char* err, uint32_t err_cap) {                                             \
         return ::ascrun::abi::launch(                                                                    \
             ::ascrun::abi::param_count(&kernel), [](void* const* a) { ::ascrun::abi::call(&kernel, a); }, \
-            core_num, args, regions, n_regions, bounds, report, err, err_cap);                           \
+            ::ascrun::KernelType::kernel_type, core_num, args, regions, n_regions, bounds, report, err,    \
+            err_cap);                                                                                    \
     }                                                                                                    \
     extern "C" __attribute__((visibility("default"))) void ascrun_free_report(AscrunReport* report) {    \
         ::ascrun::abi::free_report(report);                                                              \

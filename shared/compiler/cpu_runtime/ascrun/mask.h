@@ -34,6 +34,7 @@ constexpr uint64_t MASK_PLACEHOLDER = 0;
 constexpr uint64_t MASK_PLACEHOLDER_LIST[2] = {0, 0};
 
 constexpr int32_t DEFAULT_BLK_NUM = 8;
+constexpr int32_t DEFAULT_C0_SIZE = 32;  // bytes of a data block (DataCopyParams lengths and strides count them)
 constexpr int32_t DEFAULT_BLK_STRIDE = 1;
 constexpr uint8_t DEFAULT_REPEAT_STRIDE = 8;
 

@@ -79,12 +79,14 @@ private:
 
 class LaunchReport {
 public:
-    // Takes block `block`'s report when the block ends (any thread, any order).
-    void add(uint32_t block, const BlockReport& r) noexcept {
+    // Takes a core's report when it ends (any thread, any order). `order`: the core's place in the
+    // launch (its block index, or for a mixed launch block x cores per block + its slot); `label`:
+    // how messages name it ("block 3", or "AIC 1" and "AIV 3" in a mixed launch).
+    void add(uint32_t order, const std::string& label, const BlockReport& r) noexcept {
         std::lock_guard<std::mutex> lock(mu_);
         try {
-            add_log(block, r);
-            add_warnings(block, r);
+            add_log(order, label, r);
+            add_warnings(order, label, r);
         } catch (...) {
             log_cut_ = true;  // out of memory: the report is shorter, the launch goes on
         }
@@ -107,7 +109,7 @@ public:
         std::vector<const Merged*> order;
         for (const auto& entry : warnings_) order.push_back(&entry.second);
         std::sort(order.begin(), order.end(), [](const Merged* a, const Merged* b) {
-            return a->block != b->block ? a->block < b->block : a->seq < b->seq;
+            return a->order != b->order ? a->order < b->order : a->seq < b->seq;
         });
         std::string out;
         uint64_t more = dropped_warnings_;
@@ -117,9 +119,9 @@ public:
                 ++more;
                 continue;
             }
-            out += "block " + std::to_string(w.block) + ": " + w.message;
-            if (w.blocks > 1) {
-                out += " (" + std::to_string(w.count) + " times in " + std::to_string(w.blocks) +
+            out += w.label + ": " + w.message;
+            if (w.cores > 1) {
+                out += " (" + std::to_string(w.count) + " times in " + std::to_string(w.cores) +
                        " blocks; the first shown)";
             } else if (w.count > 1) {
                 out += " (" + std::to_string(w.count) + " times; the first shown)";
@@ -131,16 +133,16 @@ public:
     }
 
 private:
-    void add_log(uint32_t block, const BlockReport& r) {
+    void add_log(uint32_t order, const std::string& label, const BlockReport& r) {
         if (r.log_.empty() && !r.log_full_) return;
         std::string text = r.log_;
         if (r.log_full_) {
             if (!text.empty() && text.back() != '\n') text += '\n';
-            text += "[ascrun] block " + std::to_string(block) + " printed more than " +
+            text += "[ascrun] " + label + " printed more than " +
                     std::to_string(kBlockLogBytes) + " bytes (a core's dump space); the rest of its output was "
                     "dropped\n";
         }
-        std::string& slot = logs_[block];
+        std::string& slot = logs_[order];
         slot = std::move(text);
         log_bytes_ += slot.size();
         while (log_bytes_ > kLaunchLogBytes) {  // drop from the end of the highest block
@@ -157,21 +159,22 @@ private:
         }
     }
 
-    void add_warnings(uint32_t block, const BlockReport& r) {
+    void add_warnings(uint32_t order, const std::string& label, const BlockReport& r) {
         dropped_warnings_ += r.more_warnings_;
         for (size_t i = 0; i < r.warnings_.size(); ++i) {
             const BlockReport::Warning& w = r.warnings_[i];
             std::string key = std::string(w.api) + '\0' + w.operand;
             auto found = warnings_.find(key);
             if (found == warnings_.end()) {
-                warnings_.emplace(std::move(key), Merged{block, i, w.message, w.count, 1});
+                warnings_.emplace(std::move(key), Merged{order, label, i, w.message, w.count, 1});
                 continue;
             }
             Merged& m = found->second;
             m.count += w.count;
-            m.blocks += 1;
-            if (block < m.block) {  // the lowest block's text, whatever order the blocks end in
-                m.block = block;
+            m.cores += 1;
+            if (order < m.order) {  // the first core's text, whatever order the cores end in
+                m.order = order;
+                m.label = label;
                 m.seq = i;
                 m.message = w.message;
             }
@@ -179,11 +182,12 @@ private:
     }
 
     struct Merged {
-        uint32_t block;  // the lowest block it happened in
-        size_t seq;      // its place among that block's warnings
+        uint32_t order;     // the first core it happened in
+        std::string label;  // that core's name
+        size_t seq;         // its place among that core's warnings
         std::string message;
         uint64_t count;
-        uint64_t blocks;
+        uint64_t cores;
     };
 
     std::mutex mu_;

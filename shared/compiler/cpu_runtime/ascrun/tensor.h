@@ -1,8 +1,10 @@
-// ascrun cpu runtime: TPosition, LocalTensor<T> (a range of the block's Unified Buffer) and
-// GlobalTensor<T> (a GM pointer, tied to the tensor argument it points into).
+// ascrun cpu runtime: TPosition, LocalTensor<T> (a range of one of the block's local memories: the
+// Unified Buffer, or the cube core's L1, L0A, L0B, L0C) and GlobalTensor<T> (a GM pointer, tied to the
+// tensor argument it points into).
 //
-// A LocalTensor is (position, byte offset in the UB, element count), never a host pointer: every
-// instruction resolves its operands through ub_operand(), which checks them once per instruction.
+// A LocalTensor is (position, byte offset in its position's memory, element count), never a host
+// pointer: every instruction resolves its operands through ub_operand() (vector instructions, UB
+// positions only) or cube_operand() (cube instructions), which check them once per instruction.
 // A GlobalTensor keeps its address as an integer (so out-of-range offsets are arithmetic, not C++
 // undefined behaviour) and the index of the launch region it belongs to; ascrun_access() checks
 // every GM access against that one region.
@@ -76,9 +78,35 @@ inline const char* position_name(AscendC::TPosition p) {
 // Ends the warning of an operand past its LocalTensor, inside the Unified Buffer (bounds "warn").
 constexpr const char* kPastLocalTensor = " (bounds=warn: the Unified Buffer after it was accessed)";
 
-// The positions that live in the Unified Buffer (the only local memory the cpu target models).
+// The positions that live in the Unified Buffer.
 constexpr bool in_ub(AscendC::TPosition p) {
     return p == AscendC::TPosition::VECIN || p == AscendC::TPosition::VECOUT || p == AscendC::TPosition::VECCALC;
+}
+
+// The positions the cpu target gives memory: the Unified Buffer's and the cube core's L1 (A1, B1,
+// C1), L0A (A2), L0B (B2) and L0C (CO1). C2 (BiasTable), CO2 and the rest are not modelled.
+constexpr bool position_modelled(AscendC::TPosition p) {
+    using P = AscendC::TPosition;
+    return in_ub(p) || p == P::A1 || p == P::B1 || p == P::C1 || p == P::A2 || p == P::B2 || p == P::CO1;
+}
+
+// The local memory of a modelled position.
+constexpr Memory memory_of(AscendC::TPosition p) {
+    using P = AscendC::TPosition;
+    return (p == P::A1 || p == P::B1 || p == P::C1) ? Memory::L1
+           : p == P::A2                             ? Memory::L0A
+           : p == P::B2                             ? Memory::L0B
+           : p == P::CO1                            ? Memory::L0C
+                                                    : Memory::UB;
+}
+
+constexpr const char* offset_name(AscendC::TPosition p) { return memory_short_name(memory_of(p)); }
+
+// The fault for a position the cpu target does not model (`what` names the call).
+[[noreturn]] inline void unmodelled_position(const std::string& what, AscendC::TPosition p) {
+    fault(format("%s: TPosition %s is not supported on the cpu target (only VECIN, VECOUT and VECCALC in the "
+                 "Unified Buffer, A1, B1 and C1 in the L1 Buffer, A2 in L0A, B2 in L0B and CO1 in L0C)",
+                 what.c_str(), position_name(p)));
 }
 
 // Element types a tensor can hold.
@@ -153,18 +181,18 @@ public:
     LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize) {
         ascrun::enter();
         const uint64_t end = static_cast<uint64_t>(addr) + static_cast<uint64_t>(tileSize) * sizeof(T);
-        if (!ascrun::in_ub(pos)) {
-            ascrun::fault(ascrun::format("LocalTensor<%s>(%s, %s, %u): TPosition %s is not supported on the cpu "
-                                         "target (only VECIN, VECOUT and VECCALC, which live in the Unified Buffer)",
-                                         ascrun::TypeName<T>::c(), ascrun::position_name(pos),
-                                         ascrun::hex(addr).c_str(), tileSize, ascrun::position_name(pos)));
+        if (!ascrun::position_modelled(pos)) {
+            ascrun::unmodelled_position(ascrun::format("LocalTensor<%s>(%s, %s, %u)", ascrun::TypeName<T>::c(),
+                                                       ascrun::position_name(pos), ascrun::hex(addr).c_str(), tileSize),
+                                        pos);
         }
-        if (end > ascrun::kUbBytes) {
-            ascrun::fault(ascrun::format("LocalTensor<%s>(%s, %s, %u): range [%s, %s) is outside the Unified Buffer "
-                                         "(%s bytes)",
+        const ascrun::Memory mem = ascrun::memory_of(pos);
+        if (end > ascrun::memory_bytes(mem)) {
+            ascrun::fault(ascrun::format("LocalTensor<%s>(%s, %s, %u): range [%s, %s) is outside the %s (%s bytes)",
                                          ascrun::TypeName<T>::c(), ascrun::position_name(pos),
                                          ascrun::hex(addr).c_str(), tileSize, ascrun::hex(addr).c_str(),
-                                         ascrun::hex(end).c_str(), ascrun::hex(ascrun::kUbBytes).c_str()));
+                                         ascrun::hex(end).c_str(), ascrun::memory_name(mem),
+                                         ascrun::hex(ascrun::memory_bytes(mem)).c_str()));
         }
         if (addr % ascrun::kUbAlign != 0) {
             ascrun::fault(ascrun::format("LocalTensor<%s>(%s, %s, %u): the start address is not 32-byte aligned "
@@ -183,13 +211,15 @@ public:
     LocalTensor operator[](const uint32_t offset) const {
         require_bound("operator[]");
         const uint64_t addr = addr_ + static_cast<uint64_t>(offset) * sizeof(T);
-        if (offset > size_ && (!ascrun::enter().launch->warn_bounds() || addr > ascrun::kUbBytes)) {
+        if (offset > size_ && (!ascrun::enter().launch->warn_bounds() || !ascrun::in_ub(pos_) ||
+                               addr > ascrun::kUbBytes)) {
             ascrun::fault(ascrun::format("LocalTensor<%s>[%u]: the offset is past the end of the tensor's %u elements "
-                                         "(UB offset %s)",
-                                         ascrun::TypeName<T>::c(), offset, size_, ascrun::hex(addr_).c_str()));
+                                         "(%s offset %s)",
+                                         ascrun::TypeName<T>::c(), offset, size_, ascrun::offset_name(pos_),
+                                         ascrun::hex(addr_).c_str()));
         }
         LocalTensor sub = *this;
-        sub.addr_ = static_cast<uint32_t>(addr);  // <= kUbBytes
+        sub.addr_ = static_cast<uint32_t>(addr);  // <= the size of its memory
         sub.size_ = offset > size_ ? 0 : size_ - offset;
         return sub;
     }
@@ -298,12 +328,12 @@ private:
 
     void resize(const char* what, uint64_t size) {
         const uint64_t end = addr_ + size * sizeof(T);
-        if (end > ascrun::kUbBytes) {
-            ascrun::fault(ascrun::format("LocalTensor<%s>::%s(%llu): range [%s, %s) is outside the Unified Buffer "
-                                         "(%s bytes)",
+        const ascrun::Memory mem = ascrun::memory_of(pos_);
+        if (end > ascrun::memory_bytes(mem)) {
+            ascrun::fault(ascrun::format("LocalTensor<%s>::%s(%llu): range [%s, %s) is outside the %s (%s bytes)",
                                          ascrun::TypeName<T>::c(), what, static_cast<unsigned long long>(size),
                                          ascrun::hex(addr_).c_str(), ascrun::hex(end).c_str(),
-                                         ascrun::hex(ascrun::kUbBytes).c_str()));
+                                         ascrun::memory_name(mem), ascrun::hex(ascrun::memory_bytes(mem)).c_str()));
         }
         size_ = static_cast<uint32_t>(size);
     }
@@ -329,6 +359,11 @@ private:
         ascrun::check_buffer_live(b, tag_, addr_, [&] {
             return ascrun::format("LocalTensor<%s>::%s(%u): the tensor", ascrun::TypeName<T>::c(), what, index);
         });
+        if (!ascrun::in_ub(pos_)) {  // GetValue.md: "仅在LocalTensor的TPosition为VECIN/VECCALC/VECOUT时支持"
+            ascrun::fault(ascrun::format("LocalTensor<%s>::%s(%u): the tensor is in TPosition %s; element access "
+                                         "takes VECIN, VECCALC and VECOUT tensors only",
+                                         ascrun::TypeName<T>::c(), what, index, ascrun::position_name(pos_)));
+        }
         if (index >= size_) {
             auto message = [&] {
                 return ascrun::format("LocalTensor<%s>::%s(%u): the index is outside the tensor's %u elements "
@@ -488,6 +523,11 @@ elem_t<T>* ub_operand(BlockContext& b, const char* api, const char* role, const 
                      "(VECIN, VECOUT, VECCALC)",
                      api, role, position_name(t.ascrun_pos())));
     }
+    if (b.core_type == AscendC::AIC) {
+        fault(format("%s: a Unified Buffer operand on the cube core (AIC), which has no Unified Buffer: run vector "
+                     "code on the AIVs (`if asc.ascend_is_aiv():`)",
+                     api));
+    }
     const uint64_t addr = t.ascrun_addr();
     const uint64_t end = count > kUbBytes ? ~uint64_t(0) : addr + count * sizeof(T);  // no overflow
     if (count > t.GetSize()) {
@@ -512,6 +552,46 @@ elem_t<T>* ub_operand(BlockContext& b, const char* api, const char* role, const 
     }
     check_buffer_live(b, t.ascrun_tag(), t.ascrun_addr(), [&] { return format("%s: %s LocalTensor", api, role); });
     return reinterpret_cast<elem_t<T>*>(b.ub + addr);
+}
+
+// Resolves LocalTensor operand `role` of cube instruction `api`, which must be in local memory `mem`
+// (`positions` names its TPositions and memory for the message) and touches bytes [0, `bytes`) from its start:
+// checks it and returns its first byte. The cube memories have no bounds "warn" mode: an operand
+// past its LocalTensor faults. (A LocalTensor never reaches past its memory: its constructor, SetSize
+// and the TPipe check that.)
+template <typename T>
+uint8_t* cube_operand(BlockContext& b, const char* api, const char* role, const AscendC::LocalTensor<T>& t, Memory mem,
+                      const char* positions, uint64_t bytes, uint32_t align) {
+    if (b.core_type == AscendC::AIV) {
+        fault(format("%s: an L1/L0 operand on a vector core (AIV), which has no cube memories: cube instructions run "
+                     "on the AIC of an AIC_ONLY or mixed kernel (pyasc makes a kernel without a Matmul object "
+                     "AIV_ONLY: give it @asc.jit(kernel_type=config.KernelType.AIC_ONLY))",
+                     api));
+    }
+    if (!t.ascrun_bound()) {
+        fault(format("%s: %s LocalTensor was never initialized (default-constructed and not assigned from a "
+                     "constructor, AllocTensor, DeQue or Get)",
+                     api, role));
+    }
+    const AscendC::TPosition pos = t.ascrun_pos();
+    if (!position_modelled(pos) || memory_of(pos) != mem) {
+        fault(format("%s: %s LocalTensor is in TPosition %s; this operand must be in %s", api, role,
+                     position_name(pos), positions));
+    }
+    const uint64_t addr = t.ascrun_addr();
+    const uint64_t own = uint64_t{t.GetSize()} * sizeof(T);
+    if (bytes > own) {
+        fault(format("%s: %s: %llu bytes from %s offset %s exceed the LocalTensor's %llu bytes (%u elements)", api, role,
+                     static_cast<unsigned long long>(bytes), offset_name(pos), hex(addr).c_str(),
+                     static_cast<unsigned long long>(own), t.GetSize()));
+    }
+    if (addr % align != 0) {
+        fault(format("%s: %s LocalTensor starts at %s offset %s, which is not %u-byte aligned (this operand must "
+                     "start on a %u-byte boundary)",
+                     api, role, offset_name(pos), hex(addr).c_str(), align, align));
+    }
+    check_buffer_live(b, t.ascrun_tag(), t.ascrun_addr(), [&] { return format("%s: %s LocalTensor", api, role); });
+    return b.local_memory(mem) + addr;
 }
 
 // An overlap the hardware does not define, for the vector instructions (count and mask + repeat

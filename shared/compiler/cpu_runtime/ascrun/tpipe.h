@@ -1,12 +1,14 @@
 // ascrun cpu runtime: the TPipe/TQueBind/TQue/TBuf/TBufPool framework (资源管理/Pipe和Que框架).
 //
-// TPipe hands out Unified Buffer space sequentially from offset 0, each buffer rounded up to 32
-// bytes; a TBufPool takes a range of it (TPipe::InitBufPool) and hands out its own range the same
-// way (TBufPool::InitBuffer, nested TBufPool::InitBufPool; the shared form gives a second pool the
-// same range). A TQueBind (TQue is TQueBind<pos, pos>) owns `num` equal buffers; each is Free,
-// Allocated (AllocTensor), Queued (EnQue) or Dequeued (DeQue) and goes back to Free with
-// FreeTensor. Each AllocTensor gets a serial that its tensors carry (BlockContext::buffer_serial),
-// so a tensor used after FreeTensor faults in the instruction that uses it.
+// TPipe hands out each local memory (the Unified Buffer for VECIN/VECOUT/VECCALC; L1 for A1/B1/C1,
+// L0A for A2, L0B for B2, L0C for CO1) sequentially from offset 0, each buffer rounded up to 32
+// bytes; a TBufPool (Unified Buffer only) takes a range of the UB (TPipe::InitBufPool) and hands
+// out its own range the same way (TBufPool::InitBuffer, nested TBufPool::InitBufPool; the shared
+// form gives a second pool the same range). A TQueBind (TQue is TQueBind<pos, pos>) owns `num`
+// equal buffers; each is Free, Allocated (AllocTensor), Queued (EnQue) or Dequeued (DeQue) and
+// goes back to Free with FreeTensor. Each AllocTensor gets a serial that its tensors carry
+// (BlockContext::buffer_serial), so a tensor used after FreeTensor faults in the instruction that
+// uses it.
 //
 // Misuse the device would not report (or would turn into a hang or a corrupted buffer) is a fault
 // naming the queue, e.g. "TQue<VECOUT, 2>::AllocTensor: all 2 buffers are in use (missing
@@ -402,11 +404,15 @@ inline void QueBase::ascrun_attach(BlockContext& b, PoolBase* pool, uint32_t bas
     pool_reinitialized_ = false;
 }
 
-// Checks shared by TPipe::InitBuffer and TBufPool::InitBuffer; returns the rounded length.
-inline uint32_t check_buffer_request(const std::string& what, AscendC::TPosition pos, uint32_t num, uint32_t len) {
-    if (!in_ub(pos)) {
-        fault(format("%s: TPosition %s is not supported on the cpu target (only VECIN, VECOUT and VECCALC, which "
-                     "live in the Unified Buffer)",
+// Checks shared by TPipe::InitBuffer/InitBufPool and TBufPool::InitBuffer/InitBufPool (`in_pool`: the
+// memory comes from, or is, a TBufPool, which the cpu target models in the Unified Buffer only);
+// returns the rounded length.
+inline uint32_t check_buffer_request(const std::string& what, AscendC::TPosition pos, uint32_t num, uint32_t len,
+                                     bool in_pool) {
+    if (!position_modelled(pos)) unmodelled_position(what, pos);
+    if (in_pool && !in_ub(pos)) {
+        fault(format("%s: TPosition %s: TBufPool is supported on the cpu target for the Unified Buffer only (VECIN, "
+                     "VECOUT, VECCALC)",
                      what.c_str(), position_name(pos)));
     }
     if (num == 0 || len == 0) fault(what + ": num and len must be positive");
@@ -594,7 +600,7 @@ public:
         const std::string what = ascrun::format("%s::InitBuffer(%s, %u, %u)", ascrun_label().c_str(),
                                                 que.ascrun_label().c_str(), static_cast<unsigned>(num), len);
         ascrun::BlockContext& b = require_usable(what);
-        const uint32_t rounded = ascrun::que::check_buffer_request(what, que.ascrun_pos(), num, len);
+        const uint32_t rounded = ascrun::que::check_buffer_request(what, que.ascrun_pos(), num, len, true);
         if (que.ascrun_attached(b)) fault_has_buffers(what);
         que.ascrun_attach(b, this, take(what, num, rounded, num), num, rounded);
         keep(&que);
@@ -604,7 +610,7 @@ public:
     bool InitBuffer(TBuf<bufPos>& buf, uint32_t len) {
         const std::string what = ascrun::format("%s::InitBuffer(%s, %u)", ascrun_label().c_str(), buf.label().c_str(), len);
         ascrun::BlockContext& b = require_usable(what);
-        const uint32_t rounded = ascrun::que::check_buffer_request(what, bufPos, 1, len);
+        const uint32_t rounded = ascrun::que::check_buffer_request(what, bufPos, 1, len, true);
         if (buf.ascrun_attached(b)) fault_has_buffers(what);
         buf.ascrun_attach(b, take(what, 1, rounded, 1), rounded);
         return true;
@@ -617,7 +623,7 @@ public:
         const std::string what = ascrun::format("%s::InitBufPool(%s, %u)", ascrun_label().c_str(),
                                                 bufPool.ascrun_label().c_str(), len);
         ascrun::BlockContext& b = require_usable(what);
-        const uint32_t rounded = ascrun::que::check_buffer_request(what, bufPool.ascrun_pos(), 1, len);
+        const uint32_t rounded = ascrun::que::check_buffer_request(what, bufPool.ascrun_pos(), 1, len, true);
         child_ids(what, bufPool.ascrun_id_size(), false);
         bufPool.ascrun_attach(b, what, take(what, 1, rounded, 0), rounded);
         return true;
@@ -629,7 +635,7 @@ public:
         const std::string what = ascrun::format("%s::InitBufPool(%s, %u, %s)", ascrun_label().c_str(),
                                                 bufPool.ascrun_label().c_str(), len, shareBuf.ascrun_label().c_str());
         ascrun::BlockContext& b = require_usable(what);
-        ascrun::que::check_buffer_request(what, bufPool.ascrun_pos(), 1, len);
+        ascrun::que::check_buffer_request(what, bufPool.ascrun_pos(), 1, len, true);
         child_ids(what, bufPool.ascrun_id_size(), true);
         share(b, what, bufPool, len, shareBuf);
         return true;
@@ -707,7 +713,7 @@ public:
         ascrun::BlockContext& b = require_live("InitBuffer");
         const std::string what = ascrun::format("TPipe::InitBuffer(%s, %u, %u)", que.ascrun_label().c_str(),
                                                 static_cast<unsigned>(num), len);
-        const uint32_t rounded = ascrun::que::check_buffer_request(what, que.ascrun_pos(), num, len);
+        const uint32_t rounded = ascrun::que::check_buffer_request(what, que.ascrun_pos(), num, len, false);
         if (que.ascrun_attached(b)) {
             ascrun::fault(what + ": the queue already has buffers from this TPipe (Reset the TPipe to re-allocate)");
         }
@@ -717,7 +723,7 @@ public:
                                          what.c_str(), que_buffers_[p] + num, ascrun::position_name(que.ascrun_pos()),
                                          ascrun::que::kMaxBuffersPerPosition));
         }
-        const uint32_t base = reserve(what, num, rounded, num);
+        const uint32_t base = reserve(what, ascrun::memory_of(que.ascrun_pos()), num, rounded, num);
         que_buffers_[p] += num;
         que.ascrun_attach(b, nullptr, base, num, rounded);
         return true;
@@ -728,11 +734,11 @@ public:
     bool InitBuffer(TBuf<bufPos>& buf, uint32_t len) {
         ascrun::BlockContext& b = require_live("InitBuffer");
         const std::string what = ascrun::format("TPipe::InitBuffer(%s, %u)", buf.label().c_str(), len);
-        const uint32_t rounded = ascrun::que::check_buffer_request(what, bufPos, 1, len);
+        const uint32_t rounded = ascrun::que::check_buffer_request(what, bufPos, 1, len, false);
         if (buf.ascrun_attached(b)) {
             ascrun::fault(what + ": the buffer already has memory from this TPipe (Reset the TPipe to re-allocate)");
         }
-        buf.ascrun_attach(b, reserve(what, 1, rounded, 1), rounded);
+        buf.ascrun_attach(b, reserve(what, ascrun::memory_of(bufPos), 1, rounded, 1), rounded);
         return true;
     }
 
@@ -742,8 +748,8 @@ public:
         static_assert(std::is_base_of<ascrun::que::PoolBase, P>::value, "TPipe::InitBufPool takes a TBufPool");
         ascrun::BlockContext& b = require_live("InitBufPool");
         const std::string what = ascrun::format("TPipe::InitBufPool(%s, %u)", bufPool.ascrun_label().c_str(), len);
-        const uint32_t rounded = ascrun::que::check_buffer_request(what, bufPool.ascrun_pos(), 1, len);
-        bufPool.ascrun_attach(b, what, reserve(what, 1, rounded, 0), rounded);
+        const uint32_t rounded = ascrun::que::check_buffer_request(what, bufPool.ascrun_pos(), 1, len, true);
+        bufPool.ascrun_attach(b, what, reserve(what, ascrun::Memory::UB, 1, rounded, 0), rounded);
         return true;
     }
     template <class P, class S>
@@ -753,7 +759,7 @@ public:
         ascrun::BlockContext& b = require_live("InitBufPool");
         const std::string what = ascrun::format("TPipe::InitBufPool(%s, %u, %s)", bufPool.ascrun_label().c_str(), len,
                                                 shareBuf.ascrun_label().c_str());
-        ascrun::que::check_buffer_request(what, bufPool.ascrun_pos(), 1, len);
+        ascrun::que::check_buffer_request(what, bufPool.ascrun_pos(), 1, len, true);
         P::share(b, what, bufPool, len, shareBuf);
         return true;
     }
@@ -761,7 +767,7 @@ public:
     // Frees every buffer and event ID: queues, buffers and pools must be given memory again.
     void Reset() {
         ascrun::BlockContext& b = require_live("Reset");
-        next_ = 0;
+        for (auto& n : next_) n = 0;
         buffers_ = 0;
         for (auto& n : que_buffers_) n = 0;
         forget_buffers(b);
@@ -785,7 +791,7 @@ private:
                                          "with TPipe)",
                                          api));
         }
-        next_ = 0;
+        for (auto& n : next_) n = 0;
         buffers_ = 0;
         for (auto& n : que_buffers_) n = 0;
         b.pipe = this;
@@ -811,23 +817,25 @@ private:
                                      api, ascrun::sync::event_name(evt), ascrun::kEventIdCount));
     }
 
-    // `count` consecutive buffers of `each` bytes (`buffers` of the kernel's 64); returns the UB
-    // offset of the first.
-    uint32_t reserve(const std::string& what, uint32_t count, uint32_t each, uint32_t buffers) {
+    // `count` consecutive buffers of `each` bytes (`buffers` of the kernel's 64) in local memory
+    // `mem`, which the TPipe hands out from offset 0; returns the offset of the first.
+    uint32_t reserve(const std::string& what, ascrun::Memory mem, uint32_t count, uint32_t each, uint32_t buffers) {
         const uint64_t total = static_cast<uint64_t>(count) * each;
-        if (next_ + total > ascrun::kUbBytes) {
-            ascrun::fault(ascrun::format("%s: %u x %u bytes from UB offset %s do not fit in the Unified Buffer (%s "
-                                         "bytes, %s left)",
-                                         what.c_str(), count, each, ascrun::hex(next_).c_str(),
-                                         ascrun::hex(ascrun::kUbBytes).c_str(),
-                                         ascrun::hex(ascrun::kUbBytes - next_).c_str()));
+        uint32_t& next = next_[static_cast<uint32_t>(mem)];
+        const uint32_t size = ascrun::memory_bytes(mem);
+        if (next + total > size) {
+            ascrun::fault(ascrun::format("%s: %u x %u bytes from %s offset %s do not fit in the %s (%s bytes, %s left)",
+                                         what.c_str(), count, each,
+                                         ascrun::memory_short_name(mem),
+                                         ascrun::hex(next).c_str(), ascrun::memory_name(mem),
+                                         ascrun::hex(size).c_str(), ascrun::hex(size - next).c_str()));
         }
         if (buffers_ + buffers > ascrun::que::kMaxBuffersPerPipe) {
             ascrun::fault(ascrun::format("%s: a kernel may use at most %u buffers in total", what.c_str(),
                                          ascrun::que::kMaxBuffersPerPipe));
         }
-        const uint32_t base = next_;
-        next_ += static_cast<uint32_t>(total);
+        const uint32_t base = next;
+        next += static_cast<uint32_t>(total);
         buffers_ += buffers;
         return base;
     }
@@ -848,7 +856,7 @@ private:
         }
     }
 
-    uint32_t next_ = 0;
+    uint32_t next_[1 + ascrun::kCubeMemoryCount] = {};  // the next free offset of each Memory
     uint32_t buffers_ = 0;
     uint32_t que_buffers_[ascrun::kPositionSlots] = {};
 };
