@@ -3,7 +3,8 @@
 x is the source, z the destination, s and mx the sum and max outputs (each read first: what the
 instruction does not write keeps its value); all hold n elements. The source gets the ShapeInfo
 [rows, k] with original shape [rows, ori_k] (set_shape 0: none). dst_addr may be 0, the source's own
-offset. (pyasc 1.1.1 drops softmax's temp_buffer from the call it emits, so there is no such form.) One build per (dtype, sum dtype) and per basic (ConstExpr: isBasicBlock).
+offset. (pyasc 1.1.1 drops softmax's temp_buffer from the call it emits, so there is no such form.)
+One build per (dtype, sum dtype) and per basic (ConstExpr: isBasicBlock).
 """
 import asc
 

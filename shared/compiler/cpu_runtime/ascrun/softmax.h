@@ -90,15 +90,20 @@ struct Shape {
     uint32_t m = 0, k = 0, original_k = 0;
 };
 
-// Last axis and the product of the others, of `dims` dimensions (ShapeInfo's shape or originalShape).
-inline void last_axis(const uint32_t* shape, uint8_t dims, const char* which, uint32_t& m, uint32_t& k) {
+struct Axes {
+    uint32_t rows = 0, last = 0;
+};
+
+// The last axis and the product of the others, of `dims` dimensions (ShapeInfo's shape or
+// originalShape).
+inline Axes last_axis(const uint32_t* shape, uint8_t dims, const char* which) {
     if (dims == 0) fault(format("%s: srcTensor's ShapeInfo has an empty %s", kApi, which));
     uint64_t size = 1;
     for (uint8_t i = 0; i < dims; ++i) size *= shape[i];
-    k = shape[dims - 1];
-    if (k == 0) fault(format("%s: srcTensor's ShapeInfo %s has a last dimension of 0", kApi, which));
-    if (size / k > UINT32_MAX) fault(format("%s: srcTensor's ShapeInfo %s has over 2^32 rows", kApi, which));
-    m = static_cast<uint32_t>(size / k);
+    const uint32_t last = shape[dims - 1];
+    if (last == 0) fault(format("%s: srcTensor's ShapeInfo %s has a last dimension of 0", kApi, which));
+    if (size / last > UINT32_MAX) fault(format("%s: srcTensor's ShapeInfo %s has over 2^32 rows", kApi, which));
+    return {static_cast<uint32_t>(size / last), last};
 }
 
 template <typename T>
@@ -113,9 +118,11 @@ Shape shape_of(const AscendC::LocalTensor<T>& src, const AscendC::SoftMaxShapeIn
                          "ShapeInfo (SetShapeInfo)",
                          kApi));
         }
-        uint32_t original_m = 0;
-        last_axis(shape.shape, shape.shapeDim, "shape", s.m, s.k);
-        last_axis(shape.originalShape, shape.originalShapeDim, "originalShape", original_m, s.original_k);
+        const Axes axes = last_axis(shape.shape, shape.shapeDim, "shape");
+        s.m = axes.rows;
+        s.k = axes.last;
+        // The ND reduce takes the original last axis only; the original rows do not matter.
+        s.original_k = last_axis(shape.originalShape, shape.originalShapeDim, "originalShape").last;
     }
     if (static_cast<uint64_t>(s.k) * sizeof(T) % 32 != 0) {
         fault(format("%s: srcK %u (the last axis) is not 32-byte aligned (%u bytes of %s)", kApi, s.k,
