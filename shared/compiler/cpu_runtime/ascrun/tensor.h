@@ -14,6 +14,7 @@
 #pragma once
 
 #include "core.h"
+#include "shape_info.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -243,6 +244,11 @@ public:
         resize("SetBufferLen", dataLen / sizeof(T));
     }
 
+    // The shape lives in the tensor object (copied with it and its [] views, not kept by the buffer):
+    // a tensor from AllocTensor, DeQue or ReinterpretCast has none until SetShapeInfo.
+    void SetShapeInfo(const ShapeInfo& shapeInfo) { shape_info_ = shapeInfo; }
+    ShapeInfo GetShapeInfo() const { return shape_info_; }
+
     // The tag lives in the buffer (TBufType::usertag), so every tensor over it sees the last one set.
     void SetUserTag(const TTagType tag) { *user_tag("SetUserTag") = tag; }
     TTagType GetUserTag() const { return *user_tag("GetUserTag"); }
@@ -376,6 +382,7 @@ private:
     uint32_t addr_ = 0;
     uint32_t size_ = 0;
     ascrun::BufTag tag_;
+    ShapeInfo shape_info_;
 };
 
 template <typename T>
