@@ -1,6 +1,7 @@
 """Benchmark: the cpu runtime's vadd on 2^26 float32 against numpy's np.add(x, y, out=z), same run.
 
     python bench/cpu_runtime.py [--log2-size 26] [--cores 8] [--repeats 5] [--form count|mask|both]
+                                [--matmul-size 512] [--matmul-cores 24]
 
 Prints the median run time of each and their ratio. The kernel is pyasc's TPipe/TQue vadd with
 a runtime tile loop, so any size fits the 192 KiB Unified Buffer; the build is cached. --form mask
@@ -8,7 +9,10 @@ runs the same kernel with Add in its mask + repeat form (mask 64, TILE / 64 repe
 BinaryRepeatParams(1, 1, 1, 8, 8, 8)), which goes through the mask planner and its runs.
 Then a reduction row: WholeReduceSum of every 64 floats (one repeat each) against numpy's
 np.add.reduce(x.reshape(-1, 64), axis=1, out=...); the kernel's result is checked bit for bit
-against the reference's binary tree.
+against the reference's binary tree. Then a matmul row: the Matmul high-level API's IterateAll of
+half A (M x K) times half B (K x N) into float C over --matmul-cores AICs (AIC_ONLY, tiling from
+ascrun's host tiling), against numpy's float32 np.matmul(a, b, out=c); checked exactly (small
+integers).
 """
 import argparse
 import statistics
@@ -17,6 +21,7 @@ import time
 import numpy as np
 
 import asc
+import asc.lib.host as host
 import ascrun
 
 BUFFER_NUM = 2
@@ -90,6 +95,74 @@ def wsum_tiled(x: asc.GlobalAddress, z: asc.GlobalAddress, block_length: int, ti
         out_z.free_tensor(zo)
 
 
+@asc.jit(matmul_cube_only=True)
+def matmul_tiled(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, tiling: asc.adv.TCubeTiling,
+                 workspace: asc.GlobalAddress):
+    """Each AIC its singleCoreM x singleCoreN piece of C (tails by SetTail), as pyasc's tutorial 04."""
+    m_blocks = tiling.m.ceildiv(tiling.single_core_m)
+    m_index = asc.get_block_idx() % m_blocks
+    n_index = asc.get_block_idx() // m_blocks
+    tail_m = tiling.m - m_index * tiling.single_core_m
+    if tail_m > tiling.single_core_m:
+        tail_m = tiling.single_core_m
+    tail_n = tiling.n - n_index * tiling.single_core_n
+    if tail_n > tiling.single_core_n:
+        tail_n = tiling.single_core_n
+    a_global = asc.GlobalTensor()
+    b_global = asc.GlobalTensor()
+    c_global = asc.GlobalTensor()
+    a_global.set_global_buffer(a + m_index * tiling.k_a * tiling.single_core_m)
+    b_global.set_global_buffer(b + n_index * tiling.single_core_n)
+    c_global.set_global_buffer(c + m_index * tiling.n * tiling.single_core_m + n_index * tiling.single_core_n)
+    pipe = asc.TPipe()
+    matmul = asc.adv.Matmul(
+        a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, a_global.dtype),
+        b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, b_global.dtype),
+        c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, c_global.dtype),
+    )
+    asc.adv.register_matmul(pipe, workspace, matmul, tiling)
+    matmul.set_tensor_a(a_global)
+    matmul.set_tensor_b(b_global)
+    matmul.set_tail(tail_m, tail_n, tiling.k_a)
+    matmul.iterate_all(c_global)
+    matmul.end()
+
+
+def bench_matmul(opts) -> None:
+    m = n = k = opts.matmul_size
+    rng = np.random.default_rng(1)
+    a = rng.integers(-4, 4, (m, k)).astype(np.float16)
+    b = rng.integers(-4, 4, (k, n)).astype(np.float16)
+    c = np.zeros((m, n), np.float32)
+    a32, b32, cn = a.astype(np.float32), b.astype(np.float32), np.empty_like(c)
+    tiling_api = host.MultiCoreMatmulTiling(host.get_ascendc_platform())
+    tiling_api.set_a_type(host.TPosition.GM, host.CubeFormat.ND, host.DataType.DT_FLOAT16, False)
+    tiling_api.set_b_type(host.TPosition.GM, host.CubeFormat.ND, host.DataType.DT_FLOAT16, False)
+    tiling_api.set_c_type(host.TPosition.GM, host.CubeFormat.ND, host.DataType.DT_FLOAT)
+    tiling_api.set_dim(opts.matmul_cores)
+    tiling_api.set_org_shape(m, n, k)
+    tiling_api.set_shape(m, n, k)
+    tiling = asc.adv.TCubeTiling()
+    assert tiling_api.get_tiling(tiling) == 0
+    workspace = np.zeros(1024, np.uint8)
+    cores = tiling.used_core_num
+    first = ascrun.run_local(matmul_tiled, cores, a, b, c, tiling, workspace)  # compiles, or loads the cache
+    assert np.array_equal(c, a32 @ b32), "kernel result differs from numpy"
+    kernel_s, numpy_s = [], []
+    for _ in range(opts.repeats):  # interleaved, so both see the same machine load
+        kernel_s.append(ascrun.run_local(matmul_tiled, cores, a, b, c, tiling, workspace).timings["run"])
+        start = time.perf_counter()
+        np.matmul(a32, b32, out=cn)
+        numpy_s.append(time.perf_counter() - start)
+    kt, nt = statistics.median(kernel_s), statistics.median(numpy_s)
+    gflop = 2 * m * n * k / 1e9
+    print(f"Matmul IterateAll {m}x{k}x{n} half -> float, {cores} AICs (first launch: build {first.cache['build']}, "
+          f"{first.timings['build'] * 1e3:.0f} ms)")
+    print(f"  cpu runtime kernel run: {kt * 1e3:8.1f} ms  ({gflop / kt:5.1f} GFLOP/s)")
+    print(f"  numpy float32 matmul:   {nt * 1e3:8.1f} ms  ({gflop / nt:5.1f} GFLOP/s)")
+    print(f"  ratio kernel / numpy:   {kt / nt:8.2f}x")
+
+
 def bench_whole_reduce_sum(opts, x: np.ndarray) -> None:
     block = x.size // opts.cores
     z = np.zeros(x.size // 64, np.float32)
@@ -120,6 +193,8 @@ def main() -> None:
     parser.add_argument("--cores", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--form", choices=["count", "mask", "both"], default="both")
+    parser.add_argument("--matmul-size", type=int, default=512, help="M = N = K of the matmul row")
+    parser.add_argument("--matmul-cores", type=int, default=24, help="set_dim of its host tiling")
     opts = parser.parse_args()
     size = 1 << opts.log2_size
     block = size // opts.cores
@@ -148,6 +223,7 @@ def main() -> None:
         print(f"  numpy np.add(out=z):    {n * 1e3:8.1f} ms  ({gbps / n:5.1f} GB/s)")
         print(f"  ratio kernel / numpy:   {k / n:8.2f}x")
     bench_whole_reduce_sum(opts, x)
+    bench_matmul(opts)
 
 if __name__ == "__main__":
     main()
