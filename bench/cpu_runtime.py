@@ -10,19 +10,22 @@ BinaryRepeatParams(1, 1, 1, 8, 8, 8)), which goes through the mask planner and i
 Then a reduction row: WholeReduceSum of every 64 floats (one repeat each) against numpy's
 np.add.reduce(x.reshape(-1, 64), axis=1, out=...); the kernel's result is checked bit for bit
 against the reference's binary tree. Then a matmul row: the Matmul high-level API's IterateAll of
-half A (M x K) times half B (K x N) into float C over --matmul-cores AICs (AIC_ONLY, tiling from
-ascrun's host tiling), against numpy's float32 np.matmul(a, b, out=c); checked exactly (small
-integers).
+half A (M x K) times half B (K x N) into float C over --matmul-cores AICs (AIC_ONLY, the host
+tiling's split), against numpy's float32 np.matmul(a, b, out=c); checked exactly (small
+integers); the kernel is examples/matmul.py's.
 """
 import argparse
+import importlib.util
 import statistics
 import time
+from pathlib import Path
 
 import numpy as np
 
 import asc
-import asc.lib.host as host
 import ascrun
+
+ROOT = Path(__file__).resolve().parents[1]
 
 BUFFER_NUM = 2
 TILE = 4096  # float32 elements per tile: 3 queues x 2 buffers x 16 KiB = 96 KiB of UB
@@ -95,69 +98,28 @@ def wsum_tiled(x: asc.GlobalAddress, z: asc.GlobalAddress, block_length: int, ti
         out_z.free_tensor(zo)
 
 
-@asc.jit(matmul_cube_only=True)
-def matmul_tiled(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, tiling: asc.adv.TCubeTiling,
-                 workspace: asc.GlobalAddress):
-    """Each AIC its singleCoreM x singleCoreN piece of C (tails by SetTail), as pyasc's tutorial 04."""
-    m_blocks = tiling.m.ceildiv(tiling.single_core_m)
-    m_index = asc.get_block_idx() % m_blocks
-    n_index = asc.get_block_idx() // m_blocks
-    tail_m = tiling.m - m_index * tiling.single_core_m
-    if tail_m > tiling.single_core_m:
-        tail_m = tiling.single_core_m
-    tail_n = tiling.n - n_index * tiling.single_core_n
-    if tail_n > tiling.single_core_n:
-        tail_n = tiling.single_core_n
-    a_global = asc.GlobalTensor()
-    b_global = asc.GlobalTensor()
-    c_global = asc.GlobalTensor()
-    a_global.set_global_buffer(a + m_index * tiling.k_a * tiling.single_core_m)
-    b_global.set_global_buffer(b + n_index * tiling.single_core_n)
-    c_global.set_global_buffer(c + m_index * tiling.n * tiling.single_core_m + n_index * tiling.single_core_n)
-    pipe = asc.TPipe()
-    matmul = asc.adv.Matmul(
-        a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, a_global.dtype),
-        b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, b_global.dtype),
-        c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, c_global.dtype),
-    )
-    asc.adv.register_matmul(pipe, workspace, matmul, tiling)
-    matmul.set_tensor_a(a_global)
-    matmul.set_tensor_b(b_global)
-    matmul.set_tail(tail_m, tail_n, tiling.k_a)
-    matmul.iterate_all(c_global)
-    matmul.end()
-
-
 def bench_matmul(opts) -> None:
+    spec = importlib.util.spec_from_file_location("matmul_example", ROOT / "examples" / "matmul.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
     m = n = k = opts.matmul_size
     rng = np.random.default_rng(1)
     a = rng.integers(-4, 4, (m, k)).astype(np.float16)
     b = rng.integers(-4, 4, (k, n)).astype(np.float16)
-    c = np.zeros((m, n), np.float32)
-    a32, b32, cn = a.astype(np.float32), b.astype(np.float32), np.empty_like(c)
-    tiling_api = host.MultiCoreMatmulTiling(host.get_ascendc_platform())
-    tiling_api.set_a_type(host.TPosition.GM, host.CubeFormat.ND, host.DataType.DT_FLOAT16, False)
-    tiling_api.set_b_type(host.TPosition.GM, host.CubeFormat.ND, host.DataType.DT_FLOAT16, False)
-    tiling_api.set_c_type(host.TPosition.GM, host.CubeFormat.ND, host.DataType.DT_FLOAT)
-    tiling_api.set_dim(opts.matmul_cores)
-    tiling_api.set_org_shape(m, n, k)
-    tiling_api.set_shape(m, n, k)
-    tiling = asc.adv.TCubeTiling()
-    assert tiling_api.get_tiling(tiling) == 0
-    workspace = np.zeros(1024, np.uint8)
-    cores = tiling.used_core_num
-    first = ascrun.run_local(matmul_tiled, cores, a, b, c, tiling, workspace)  # compiles, or loads the cache
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    c, tiling, first = example.matmul(a, b, None, opts.matmul_cores)  # compiles, or loads the cache
     assert np.array_equal(c, a32 @ b32), "kernel result differs from numpy"
+    cn = np.empty_like(c)
     kernel_s, numpy_s = [], []
     for _ in range(opts.repeats):  # interleaved, so both see the same machine load
-        kernel_s.append(ascrun.run_local(matmul_tiled, cores, a, b, c, tiling, workspace).timings["run"])
+        kernel_s.append(example.matmul(a, b, None, opts.matmul_cores)[2].timings["run"])
         start = time.perf_counter()
         np.matmul(a32, b32, out=cn)
         numpy_s.append(time.perf_counter() - start)
     kt, nt = statistics.median(kernel_s), statistics.median(numpy_s)
     gflop = 2 * m * n * k / 1e9
-    print(f"Matmul IterateAll {m}x{k}x{n} half -> float, {cores} AICs (first launch: build {first.cache['build']}, "
-          f"{first.timings['build'] * 1e3:.0f} ms)")
+    print(f"Matmul IterateAll {m}x{k}x{n} half -> float, {tiling.used_core_num} AICs (first launch: build "
+          f"{first.cache['build']}, {first.timings['build'] * 1e3:.0f} ms)")
     print(f"  cpu runtime kernel run: {kt * 1e3:8.1f} ms  ({gflop / kt:5.1f} GFLOP/s)")
     print(f"  numpy float32 matmul:   {nt * 1e3:8.1f} ms  ({gflop / nt:5.1f} GFLOP/s)")
     print(f"  ratio kernel / numpy:   {kt / nt:8.2f}x")

@@ -1,13 +1,16 @@
 """The Matmul high-level API on the cpu target (Matmul-Kernel侧接口: Init/REGIST_MATMUL_OBJ, SetTensorA/B
 with transposes, SetBias, SetTail, Iterate/GetTensorC, IterateAll, End) against numpy: products of
 half (or bfloat16) inputs accumulated in float, int8 in int32. The tilings are written out here;
-test_host_tiling.py checks the host's."""
+test_host_tiling.py checks the host's; the last test runs examples/matmul.py with it."""
 import numpy as np
 import pytest
 
 import asc
 import ascrun
 import cube
+from conftest import ROOT, load_module
+
+example = load_module(ROOT / "examples" / "matmul.py", "matmul_example")
 
 WORKSPACE = np.zeros(1024, np.uint8)
 
@@ -36,7 +39,7 @@ def test_iterate_all_over_cores_with_tails_transposes_and_bias(trans_a, trans_b)
     a, b, bias = operands(m, n, k, np.float16)
     c = np.full((m, n), -1, np.float32)
     t = tiling(m, n, k, 64, 48, 32, 32, 16, cores=4, bias=True)
-    ascrun.run_local(cube.tiled_matmul_kernel, 4, np.ascontiguousarray(a.T) if trans_a else a,
+    ascrun.run_local(example.matmul_kernel, 4, np.ascontiguousarray(a.T) if trans_a else a,
                      np.ascontiguousarray(b.T) if trans_b else b, c, bias, t, WORKSPACE, trans_a, trans_b)
     np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32) + bias)
 
@@ -49,7 +52,7 @@ def test_half_products_accumulate_in_float():
     a[:, 0] = 2048
     b[0, :] = 1
     c = np.zeros((m, n), np.float32)
-    ascrun.run_local(cube.tiled_matmul_kernel, 1, a, b, c, np.zeros((1, n), np.float32),
+    ascrun.run_local(example.matmul_kernel, 1, a, b, c, np.zeros((1, n), np.float32),
                      tiling(m, n, k, m, n, 16, 16, 16, cores=1), WORKSPACE, False, False)
     assert (c == 2048 + 31 / 32).all()
 
@@ -69,7 +72,7 @@ def test_int8_accumulates_in_int32():
     a = np.full((m, k), 127, np.int8)
     b = np.full((k, n), -128, np.int8)
     c = np.zeros((m, n), np.int32)
-    ascrun.run_local(cube.tiled_matmul_kernel, 1, a, b, c, np.zeros((1, n), np.int32),
+    ascrun.run_local(example.matmul_kernel, 1, a, b, c, np.zeros((1, n), np.int32),
                      tiling(m, n, k, m, n, 32, 32, 32, cores=1), WORKSPACE, False, False)
     assert (c == 127 * -128 * 64).all()
 
@@ -78,7 +81,7 @@ def test_a_tiling_that_does_not_fit_l0a_faults():
     m, n, k = 256, 32, 256
     a, b, bias = operands(m, n, k, np.float16)
     with pytest.raises(ascrun.KernelError) as e:
-        ascrun.run_local(cube.tiled_matmul_kernel, 1, a, b, np.zeros((m, n), np.float32), bias,
+        ascrun.run_local(example.matmul_kernel, 1, a, b, np.zeros((m, n), np.float32), bias,
                          tiling(m, n, k, m, n, 256, 32, 128, cores=1), WORKSPACE, False, False)
     assert str(e.value) == ("block 0: Matmul::Init: the tiling needs 128.0 KiB of L0A (baseM x baseK x dbL0A) but "
                             "L0A has 64.0 KiB")
@@ -91,3 +94,10 @@ def test_an_empty_tiling_faults():
                          WORKSPACE)
     assert str(e.value) == ("block 0: Matmul::Init: the tiling's usedCoreNum is 0; it must be positive (fill the "
                             "TCubeTiling with the host's MultiCoreMatmulTiling.get_tiling)")
+
+
+def test_the_example_over_24_cores_with_the_host_tiling():
+    a, b, bias = operands(300, 200, 96, np.float16, seed=3)
+    c, tiling, _ = example.matmul(a, b, bias, 24, trans_a=True)
+    assert tiling.used_core_num > 1
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32) + bias)

@@ -40,54 +40,6 @@ def misregistered_matmul_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: a
         asc.adv.register_matmul(pipe, matmul, tiling)  # REGISTER_LINE
 
 
-@asc.jit(matmul_cube_only=True)
-def tiled_matmul_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, bias: asc.GlobalAddress,
-                        tiling: asc.adv.TCubeTiling, workspace: asc.GlobalAddress, trans_a: asc.ConstExpr[bool],
-                        trans_b: asc.ConstExpr[bool]):
-    """Tutorial 04's shape: each core takes its singleCoreM x singleCoreN piece (tails via SetTail),
-    A and B transposed in GM as the ConstExprs say, bias when the tiling has it."""
-    block = asc.get_block_idx()
-    m_blocks = tiling.m.ceildiv(tiling.single_core_m)
-    m_index = block % m_blocks
-    n_index = block // m_blocks
-    offset_a = m_index * tiling.k_a * tiling.single_core_m
-    if trans_a:
-        offset_a = m_index * tiling.single_core_m
-    offset_b = n_index * tiling.single_core_n
-    if trans_b:
-        offset_b = n_index * tiling.k_b * tiling.single_core_n
-    tail_m = tiling.m - m_index * tiling.single_core_m
-    if tail_m > tiling.single_core_m:
-        tail_m = tiling.single_core_m
-    tail_n = tiling.n - n_index * tiling.single_core_n
-    if tail_n > tiling.single_core_n:
-        tail_n = tiling.single_core_n
-    a_global = asc.GlobalTensor()
-    b_global = asc.GlobalTensor()
-    c_global = asc.GlobalTensor()
-    bias_global = asc.GlobalTensor()
-    a_global.set_global_buffer(a + offset_a)
-    b_global.set_global_buffer(b + offset_b)
-    c_global.set_global_buffer(c + m_index * tiling.n * tiling.single_core_m + n_index * tiling.single_core_n)
-    bias_global.set_global_buffer(bias + n_index * tiling.single_core_n)
-    pipe = asc.TPipe()
-    matmul = asc.adv.Matmul(
-        a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, a_global.dtype, trans_a),
-        b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, b_global.dtype, trans_b),
-        c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, c_global.dtype),
-        bias=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, bias_global.dtype),
-    )
-    asc.adv.register_matmul(pipe, workspace, matmul, tiling)
-    if block < tiling.used_core_num:
-        matmul.set_tensor_a(a_global, trans_a)
-        matmul.set_tensor_b(b_global, trans_b)
-        if tiling.is_bias:
-            matmul.set_bias(bias_global)
-        matmul.set_tail(tail_m, tail_n, tiling.k_a)
-        matmul.iterate_all(c_global)
-        matmul.end()
-
-
 @asc.jit
 def blockwise_matmul_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress,
                             tiling: asc.adv.TCubeTiling, workspace: asc.GlobalAddress):
