@@ -167,7 +167,7 @@ class FloodingCompiler:
     """A build whose compiler was taken over: it writes 600 MB of diagnostics."""
     id = "flood"
 
-    def translation_unit(self, source: str, kernel_name: str) -> str:
+    def translation_unit(self, source: str, kernel_name: str, kernel_type: str) -> str:
         return source
 
     def command(self, scratch: str) -> list:
