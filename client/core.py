@@ -143,7 +143,7 @@ class ServiceApi:
 
     @staticmethod
     def blob_put(digest: str, data: Union[bytes, Iterable[bytes]],
-                    on_progress: Optional[Callable[[int], None]] = None) -> Request:
+                 on_progress: Optional[Callable[[int], None]] = None) -> Request:
         """The PUT of a blob: `data` whole (sent with its length), or chunks (sent as they come)."""
         headers = {"Content-Type": "application/octet-stream"}
         if isinstance(data, bytes):
@@ -155,10 +155,7 @@ class ServiceApi:
         """PUT these of `blobs`, as one batch; `on_upload(sent, total)` follows the bytes of all of them."""
         total, sent = sum(len(blobs[d]) for d in digests), dict.fromkeys(digests, 0)
 
-        def progress(digest: str) -> Optional[Callable[[int], None]]:
-            if on_upload is None:
-                return None
-
+        def reporter(digest: str) -> Callable[[int], None]:
             def on_progress(n: int) -> None:  # each blob's own count: right whatever order they go in
                 sent[digest] = n
                 on_upload(sum(sent.values()), total)
@@ -166,7 +163,7 @@ class ServiceApi:
 
         if on_upload is not None:
             on_upload(0, total)
-        yield from self.exchange(*(self.blob_put(d, blobs[d], progress(d)) for d in digests))
+        yield from self.exchange(*(self.blob_put(d, blobs[d], reporter(d) if on_upload else None) for d in digests))
 
     # -- the flows of several requests -----------------------------------------------------------
 

@@ -52,13 +52,17 @@ def api(clock=lambda: 0.0):
     return ServiceApi(clock=clock, new_key=lambda: "key-1")
 
 
+def poll(wait):
+    """A long-poll of the job's record."""
+    return Request("GET", f"/v1/jobs/{JOB}", params={"wait": f"{wait:.3f}"}, timeout=wait + LONG_POLL_MARGIN_S)
+
+
 # -- one request each --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("call, request_, response, returned", [
     (lambda a: a.jobs(5), Request("GET", "/v1/jobs", params={"limit": 5}),
      httpx.Response(200, json={"jobs": [record("finished")]}), [record("finished")]),
-    (lambda a: a.job(JOB, 2), Request("GET", f"/v1/jobs/{JOB}", params={"wait": "2.000"}, timeout=2 + LONG_POLL_MARGIN_S),
-     httpx.Response(200, json=record("queued")), record("queued")),
+    (lambda a: a.job(JOB, 2), poll(2), httpx.Response(200, json=record("queued")), record("queued")),
     (lambda a: a.targets(), Request("GET", "/v1/targets"), httpx.Response(200, json={"targets": []}), []),
     (lambda a: a.source(JOB), Request("GET", f"/v1/jobs/{JOB}/source"), httpx.Response(200, text="void k()"),
      "void k()"),
@@ -134,10 +138,6 @@ def test_submit_with_on_upload_asks_first_and_follows_the_bytes(order):
 
 
 # -- wait: long-polls until the job ends ------------------------------------------------------------
-
-def poll(wait):
-    return Request("GET", f"/v1/jobs/{JOB}", params={"wait": f"{wait:.3f}"}, timeout=wait + LONG_POLL_MARGIN_S)
-
 
 def test_wait_long_polls_until_the_job_ends():
     seen = []
