@@ -2,35 +2,27 @@
 
     async with ascrun.AsyncClient(url) as client:
         results = await asyncio.gather(*(client.launch(kernel, 8, x, y, z, n) for x, y, z in batches))
+
+A shell over core.py, as Client is: the same requests, a batch of them (blob uploads and
+downloads) sent at once.
 """
 from __future__ import annotations
 
 import asyncio
-import os
+import functools
 import time
-import uuid
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 import httpx
 import tenacity
 
-from .args import HostArgs
-from .client import DEFAULT_URL, WAIT_MARGIN_S, Client, compared_on
-from .compiler.errors import KernelError
-from .handle import QueuedLaunch, Upload, inline_outputs, second_run
-
-
-class AsyncUpload:
-    """Upload's chunks for httpx.AsyncClient (which takes async iterables only)."""
-
-    def __init__(self, data: bytes):
-        self.upload = Upload(data)
-
-    async def __aiter__(self):
-        for chunk in self.upload:
-            yield chunk
-from .http import TERMINAL, checked, poll_waits, retry_policy, transport_error, wait_timeout
+from .client import Client
+from .core import POLL_S, Exchange, OnUpload, Request, ServiceApi, T
+from .handle import QueuedLaunch, second_run
+from .http import AsyncUpload, body_stream, pool_options, request_options, retry_policy, service_url, transport_error
+from .job_status import TERMINAL
 from .result import LaunchResult
+from .submission import compared_on, submission
 
 
 class AsyncClient:
@@ -38,12 +30,11 @@ class AsyncClient:
 
     def __init__(self, url: Optional[str] = None, token: Optional[str] = None, timeout: float = 60.0,
                  retries: int = 6):
-        self.url = (url or os.environ.get("ASCRUN_URL") or DEFAULT_URL).rstrip("/")
+        self.url = service_url(url)
         self.retries, self._token = retries, token
+        self._api = ServiceApi()
         self._retry = retry_policy(retries)
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._http = httpx.AsyncClient(base_url=self.url, headers=headers,
-                                       timeout=httpx.Timeout(timeout, connect=10.0))
+        self._http = httpx.AsyncClient(**pool_options(self.url, token, timeout))
 
     async def __aenter__(self) -> "AsyncClient":
         return self
@@ -54,43 +45,86 @@ class AsyncClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def _request(self, method: str, path: str, accept: tuple = (), **kwargs: Any) -> httpx.Response:
-        """As Client._request: the same retry policy, then one KernelError."""
+    # -- the I/O: core.py's requests, each batch sent at once -------------------------------------
+
+    async def _send(self, request: Request) -> httpx.Response:
+        """As Client._send: the same retry policy, then one KernelError."""
+        stream = body_stream(request)
         try:
-            response = await tenacity.AsyncRetrying(**self._retry)(self._http.request, method, path, **kwargs)
+            return await tenacity.AsyncRetrying(**self._retry)(
+                self._http.request, request.method, request.path,
+                content=None if stream is None else AsyncUpload(stream), **request_options(request))
         except httpx.TransportError as e:
-            raise transport_error(self.url, method, path, e) from None
-        return checked(response, accept, method, path)
+            raise transport_error(self.url, request, e) from None
+
+    async def _run(self, exchange: Exchange[T]) -> T:
+        responses = None
+        while True:
+            try:
+                requests = exchange.send(responses)
+            except StopIteration as done:
+                return done.value
+            responses = list(await asyncio.gather(*map(self._send, requests)))
+
+    # -- the service's API, as Client's -----------------------------------------------------------
+
+    async def jobs(self, limit: int = 20) -> List[Dict[str, Any]]:
+        return await self._run(self._api.jobs(limit))
+
+    async def job(self, job_id: str, wait: float = 0) -> Dict[str, Any]:
+        return await self._run(self._api.job(job_id, wait))
+
+    async def targets(self) -> List[Dict[str, Any]]:
+        return await self._run(self._api.targets())
+
+    async def source(self, job_id: str) -> str:
+        return await self._run(self._api.source(job_id))
+
+    def source_blocking(self, job_id: str) -> str:
+        """For LaunchResult.source, a plain property: the source, fetched with a blocking request."""
+        with Client(self.url, token=self._token, retries=self.retries) as client:
+            return client.source(job_id)
+
+    async def ir(self, job_id: str) -> str:
+        return await self._run(self._api.ir(job_id))
+
+    async def missing_blobs(self, digests: Sequence[str]) -> List[str]:
+        return await self._run(self._api.missing_blobs(digests))
+
+    async def upload_blob(self, digest: str, data: Union[bytes, Iterable[bytes]]) -> None:
+        await self._run(self._api.upload_blob(digest, data))
+
+    async def blob(self, digest: str) -> bytes:
+        return await self._run(self._api.blob(digest))
+
+    async def submit_job(self, body: Dict[str, Any], blobs: Optional[Dict[str, bytes]] = None, wait: float = 0,
+                         on_upload: Optional[OnUpload] = None) -> Dict[str, Any]:
+        return await self._run(self._api.submit(body, blobs or {}, wait, on_upload))
+
+    async def wait(self, job_id: str, timeout: float, poll: float = POLL_S,
+                   on_poll: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:
+        return await self._run(self._api.wait(job_id, timeout, poll, on_poll))
+
+    async def outputs(self, record: Dict[str, Any]) -> Dict[str, bytes]:
+        return await self._run(self._api.outputs(record))
+
+    # -- the launch ----------------------------------------------------------------------------
 
     async def submit(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
-                     timeout: Optional[float] = None, bounds: str = "fault",
+                     timeout: Optional[float] = None, on_upload: Optional[OnUpload] = None, bounds: str = "fault",
                      soc: Optional[str] = None, compare: Optional[str] = None) -> "AsyncLaunchHandle":
         """Queue `kernel` (uploading the tensors the service lacks) and return its handle;
-        `compare`: queue it on that target too, as Client.launch does."""
+        `on_upload` and `compare` as Client.submit."""
         start = time.perf_counter()
-        body, blobs, host = Client._job(kernel, core_num, args, target, timeout, bounds, soc)
-        handle = await self._queue(body, blobs, host, start, timeout)
+        job = submission(kernel, core_num, args, target, timeout, bounds, soc)
+        record = await self.submit_job(job.body, job.blobs, wait=0, on_upload=on_upload)
+        handle = AsyncLaunchHandle(self, record, job.host, start, time.perf_counter() - start, job.max_wait)
         if compare is not None:
             with second_run(compare):
-                handle.against = await self._queue(compared_on(body, compare), blobs, host.detached(), start,
-                                                   timeout)
+                record = await self.submit_job(compared_on(job.body, compare), job.blobs, wait=0)
+            handle.against = AsyncLaunchHandle(self, record, job.host.detached(), start, time.perf_counter() - start,
+                                               job.max_wait)
         return handle
-
-    async def _queue(self, body: Dict[str, Any], blobs: Dict[str, bytes], host: HostArgs, start: float,
-                     timeout: Optional[float]) -> "AsyncLaunchHandle":
-        headers = {"Idempotency-Key": uuid.uuid4().hex}
-        for _ in range(2):
-            response = await self._request("POST", "/v1/jobs", accept=(409,), json=body, params={"wait": "0"},
-                                           headers=headers)
-            if response.status_code != 409:
-                return AsyncLaunchHandle(self, response.json(), host, start, time.perf_counter() - start,
-                                         (timeout or 600) + WAIT_MARGIN_S)
-            await asyncio.gather(*(self._request("PUT", f"/v1/blobs/{digest}", content=AsyncUpload(blobs[digest]),
-                                                 headers={"Content-Type": "application/octet-stream",
-                                                          "Content-Length": str(len(blobs[digest]))})
-                                   for digest in response.json()["error"]["missing"]))
-        raise KernelError("the server kept asking for blobs that were just uploaded (are they expiring "
-                          "immediately? check ASCRUN_BLOB_TTL)", kind="unavailable")
 
     async def launch(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
                      timeout: Optional[float] = None, bounds: str = "fault", soc: Optional[str] = None,
@@ -101,24 +135,6 @@ class AsyncClient:
                                    soc=soc, compare=compare)
         return await handle.result()
 
-    async def wait(self, job_id: str, timeout: float) -> Dict[str, Any]:
-        """Long-poll until the job ends; KernelError kind timeout after `timeout` s."""
-        for wait, last in poll_waits(timeout):
-            record = (await self._request("GET", f"/v1/jobs/{job_id}", params={"wait": f"{wait:.3f}"},
-                                          timeout=wait + 30)).json()
-            if record["status"] in TERMINAL:
-                return record
-            if last:
-                raise wait_timeout(job_id, timeout, record)
-
-    async def source(self, job_id: str) -> str:
-        return (await self._request("GET", f"/v1/jobs/{job_id}/source")).text
-
-    def _source_now(self, job_id: str) -> str:
-        """LaunchResult.source is a plain property: it fetches with a blocking request."""
-        with Client(self.url, token=self._token, retries=self.retries) as client:
-            return client.source(job_id)
-
 
 class AsyncLaunchHandle(QueuedLaunch):
     """A queued launch: `id` at once, `await result(timeout)` as LaunchHandle.result."""
@@ -128,13 +144,9 @@ class AsyncLaunchHandle(QueuedLaunch):
             if self.status not in TERMINAL:
                 self._record = await self._client.wait(self.id, self._max_wait if timeout is None else timeout)
             download_start = self.finished()
-            outputs = inline_outputs(self._record)
-            refs = {n: ref for n, ref in self._record["outputs"].items() if n not in outputs}
-            blobs = await asyncio.gather(*(self._client._request("GET", f"/v1/blobs/{ref['blob']}")
-                                           for ref in refs.values()))
-            outputs.update({n: b.content for n, b in zip(refs, blobs)})
+            outputs = await self._client.outputs(self._record)
             self._result = self.written_back(outputs, download_start,
-                                             lambda: self._client._source_now(self.id))
+                                             functools.partial(self._client.source_blocking, self.id))
         if self.against is not None and self._result.comparison is None:
             with second_run(self.against.record["target"]):
                 other = await self.against.result(timeout)

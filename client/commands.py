@@ -229,7 +229,7 @@ def _when(stamp: Optional[float]) -> str:
 
 def cmd_jobs(opts: argparse.Namespace) -> int:
     with _client(opts) as client:
-        jobs = client._request("GET", "/v1/jobs", params={"limit": opts.limit}).json()["jobs"]
+        jobs = client.jobs(limit=opts.limit)
     rows = [f"{'JOB':32}  {'KERNEL':24} {'TARGET':6} {'CORES':>5}  {'STATUS':9} {'CREATED':19} {'SECONDS':>8}  ERROR"]
     for job in jobs:
         took = f"{job['ended_at'] - job['created_at']:.2f}" if job.get("ended_at") else "-"
@@ -242,7 +242,7 @@ def cmd_jobs(opts: argparse.Namespace) -> int:
 
 def cmd_show(opts: argparse.Namespace) -> int:
     with _client(opts) as client:
-        job = client._request("GET", f"/v1/jobs/{opts.job}").json()
+        job = client.job(opts.job)
         if opts.source:
             print(client.source(opts.job), end="")
             return EXIT_OK
@@ -273,7 +273,7 @@ def cmd_show(opts: argparse.Namespace) -> int:
 
 def cmd_targets(opts: argparse.Namespace) -> int:
     with _client(opts) as client:
-        targets = client._request("GET", "/v1/targets").json()["targets"]
+        targets = client.targets()
     _emit(opts, {"targets": targets}, "\n".join(targets_table(targets)))
     return EXIT_OK
 

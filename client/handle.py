@@ -5,7 +5,6 @@
 """
 from __future__ import annotations
 
-import base64
 import contextlib
 import functools
 import time
@@ -16,53 +15,12 @@ import numpy as np
 from .args import HostArgs
 from .compare import compare_outputs
 from .compiler.errors import KernelError
-from .http import POLL_S, TERMINAL
+from .core import POLL_S, raise_failure
+from .job_status import TERMINAL
 from .result import LaunchResult
 
 __tracebackhide__ = True  # pytest: a failed launch's traceback ends at the line that launched
 STATUS_POLL_S = 1.0  # with on_status: often enough to show queued -> started
-UPLOAD_CHUNK = 1 << 20
-
-OnUpload = Callable[[int, int], None]  # (bytes sent so far, bytes to send)
-
-
-class Upload:
-    """One blob's bytes in 1 MiB chunks, reporting the bytes sent so far; a retry starts again at 0.
-    (httpcore sends one bytes object by slicing off what went out: quadratic for a 1 GiB blob.)"""
-
-    def __init__(self, data: bytes, on_progress: Callable[[int], None] = lambda sent: None):
-        self.data, self.on_progress = memoryview(data), on_progress
-
-    def __iter__(self) -> Iterator[bytes]:
-        for start in range(0, len(self.data), UPLOAD_CHUNK):
-            chunk = self.data[start:start + UPLOAD_CHUNK]
-            yield bytes(chunk)
-            self.on_progress(start + len(chunk))
-
-
-def upload_missing(client: Any, blobs: Dict[str, bytes], on_upload: OnUpload) -> None:
-    """PUT the blobs the service lacks, calling on_upload(sent, total) as bytes go out."""
-    missing = client._request("POST", "/v1/blobs/missing", json={"digests": list(blobs)}).json()["missing"]
-    total, sent = sum(len(blobs[d]) for d in missing), 0
-    on_upload(0, total)
-    for digest in missing:
-        data = blobs[digest]
-        client._request("PUT", f"/v1/blobs/{digest}",
-                        content=Upload(data, lambda n, base=sent: on_upload(base + n, total)),
-                        headers={"Content-Type": "application/octet-stream", "Content-Length": str(len(data))})
-        sent += len(data)
-
-
-def inline_outputs(record: Dict[str, Any]) -> Dict[str, bytes]:
-    """The outputs that came inside the job's record (small ones); the others are blobs to download."""
-    return {name: base64.b64decode(ref["data"]) for name, ref in record["outputs"].items() if ref.get("data") is not None}
-
-
-def raise_failure(record: Dict[str, Any]) -> None:
-    if record["status"] != "finished":
-        error = record.get("error") or {"kind": "runtime_error", "message": f"job {record['id']} failed"}
-        raise KernelError(error["message"], kind=error["kind"], log=record.get("log") or "",
-                          warnings=record.get("warnings"))
 
 
 @contextlib.contextmanager
@@ -132,8 +90,7 @@ class LaunchHandle(QueuedLaunch):
     def done(self, wait: float = 0) -> bool:
         """Whether the job has ended; asks the service, waiting up to `wait` s, unless already known."""
         if self.status not in TERMINAL:
-            self._record = self._client._request("GET", f"/v1/jobs/{self.id}", params={"wait": f"{wait:.3f}"},
-                                                 timeout=wait + 30).json()
+            self._record = self._client.job(self.id, wait)
         return self.status in TERMINAL
 
     def result(self, timeout: Optional[float] = None,
@@ -150,9 +107,7 @@ class LaunchHandle(QueuedLaunch):
                 self._record = self._client.wait(self.id, self._max_wait if timeout is None else timeout,
                                                  poll=STATUS_POLL_S if on_status else POLL_S, on_poll=seen)
             download_start = self.finished()
-            outputs = inline_outputs(self._record)
-            outputs.update({name: self._client._request("GET", f"/v1/blobs/{ref['blob']}").content
-                            for name, ref in self._record["outputs"].items() if name not in outputs})
+            outputs = self._client.outputs(self._record)
             self._result = self.written_back(outputs, download_start, functools.partial(self._client.source, self.id))
         if self.against is not None and self._result.comparison is None:
             with second_run(self.against.record["target"]):

@@ -1,5 +1,6 @@
-"""What Client and AsyncClient share of talking to the service: the retry policy, the one
-KernelError every failed request becomes, and the long-poll schedule of a wait.
+"""What Client and AsyncClient share of the I/O (core.py has the rest, without I/O): the
+connection settings, the retry policy, the KernelError a connection failure becomes, and the
+streams that send a blob's bytes.
 
 Every call the clients make is idempotent (submissions carry an Idempotency-Key), so a connection
 failure or a 502/503/504 is retried with exponential backoff; a timeout is not (the service may
@@ -7,17 +8,35 @@ still be working on it).
 """
 from __future__ import annotations
 
-import time
-from typing import Any, Dict, Iterator, Tuple
+import os
+from typing import Any, Callable, Dict, Iterable, Iterator, Optional
 
 import httpx
 import tenacity
 
 from .compiler.errors import KernelError
+from .core import Request
 
-TERMINAL = ("finished", "failed", "timed_out")
-POLL_S = 25  # one long-poll request; below the server's cap and common proxy idle timeouts
+DEFAULT_URL = "http://127.0.0.1:8000"
 RETRY_STATUSES = (502, 503, 504)
+UPLOAD_CHUNK = 1 << 20
+
+
+def service_url(url: Optional[str]) -> str:
+    """`url`, else $ASCRUN_URL, else the local default; without a trailing slash."""
+    return (url or os.environ.get("ASCRUN_URL") or DEFAULT_URL).rstrip("/")
+
+
+def pool_options(url: str, token: Optional[str], timeout: float) -> Dict[str, Any]:
+    """httpx.Client / AsyncClient arguments: `timeout` bounds each request unless it says otherwise."""
+    return dict(base_url=url, headers={"Authorization": f"Bearer {token}"} if token else {},
+                timeout=httpx.Timeout(timeout, connect=10.0))
+
+
+def request_options(request: Request) -> Dict[str, Any]:
+    """httpx's request arguments for `request`, but its body: each shell streams that its own way."""
+    return dict(params=request.params, json=request.json, headers=request.headers,
+                timeout=httpx.USE_CLIENT_DEFAULT if request.timeout is None else request.timeout)
 
 
 def retry_policy(retries: int) -> Dict[str, Any]:
@@ -33,34 +52,41 @@ def retry_policy(retries: int) -> Dict[str, Any]:
     )
 
 
-def transport_error(url: str, method: str, path: str, error: httpx.TransportError) -> KernelError:
+def transport_error(url: str, request: Request, error: httpx.TransportError) -> KernelError:
     if isinstance(error, httpx.TimeoutException):
-        return KernelError(f"the ascrun service at {url} did not answer {method} {path} in time", kind="timeout")
+        return KernelError(f"the ascrun service at {url} did not answer {request.method} {request.path} in time",
+                           kind="timeout")
     return KernelError(f"cannot reach the ascrun service at {url}: {error.__class__.__name__}: {error}",
                        kind="unavailable")
 
 
-def checked(response: httpx.Response, accept: tuple, method: str, path: str) -> httpx.Response:
-    """The response if it succeeded or its status is in `accept`; else the service's error."""
-    if response.is_success or response.status_code in accept:
-        return response
-    try:
-        error = response.json()["error"]
-        kind, message = error["kind"], error["message"]
-    except (ValueError, KeyError, TypeError):
-        kind = "unavailable" if response.status_code >= 500 else "bad_request"
-        message = f"{method} {path} answered {response.status_code}: {response.text[:200]}"
-    raise KernelError(message, kind=kind)
+class Upload:
+    """One blob's bytes in 1 MiB chunks, reporting the bytes sent so far; a retry starts again at 0.
+    (httpcore sends one bytes object by slicing off what went out: quadratic for a 1 GiB blob.)"""
+
+    def __init__(self, data: bytes, on_progress: Optional[Callable[[int], None]] = None):
+        self.data, self.on_progress = memoryview(data), on_progress or (lambda sent: None)
+
+    def __iter__(self) -> Iterator[bytes]:
+        for start in range(0, len(self.data), UPLOAD_CHUNK):
+            chunk = self.data[start:start + UPLOAD_CHUNK]
+            yield bytes(chunk)
+            self.on_progress(start + len(chunk))
 
 
-def poll_waits(timeout: float, poll: float = POLL_S) -> Iterator[Tuple[float, bool]]:
-    """For each long-poll of a job: how long the service may hold it, and whether it is the last
-    before `timeout` runs out (the caller then raises `wait_timeout`)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        remaining = deadline - time.monotonic()
-        yield max(0.0, min(poll, remaining)), remaining <= 0
+class AsyncUpload:
+    """Chunks for httpx.AsyncClient, which takes async iterables only."""
+
+    def __init__(self, chunks: Iterable[bytes]):
+        self.chunks = chunks
+
+    async def __aiter__(self):
+        for chunk in self.chunks:
+            yield chunk
 
 
-def wait_timeout(job_id: str, timeout: float, record: Dict[str, Any]) -> KernelError:
-    return KernelError(f"job {job_id} did not end within {timeout:g} s (status {record['status']})", kind="timeout")
+def body_stream(request: Request) -> Optional[Iterable[bytes]]:
+    """The request's body as the shells send it: a blob's bytes in chunks, chunks as they come."""
+    if isinstance(request.content, bytes):
+        return Upload(request.content, request.on_progress)
+    return request.content

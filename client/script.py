@@ -159,7 +159,7 @@ class RemoteLaunches:
         if wanted is None:
             return "cpu"
         if self._workers is None:
-            targets = self.client._request("GET", "/v1/targets").json()["targets"]
+            targets = self.client.targets()
             self._workers = {t["name"]: t["workers"] for t in targets}
         if self._workers.get(wanted):
             return wanted

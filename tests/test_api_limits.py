@@ -242,8 +242,8 @@ def test_over_cap_stream_is_refused_and_not_retried(pool):
         small._http.event_hooks["request"].append(lambda r: sent.append(r.method))
         data = bytes(9000)
         with pytest.raises(ascrun.KernelError) as e:  # no Content-Length: refused as it streams
-            small._request("PUT", f"/v1/blobs/{hashlib.sha256(data).hexdigest()}",
-                           content=(data[i:i + 1000] for i in range(0, len(data), 1000)))
+            small.upload_blob(hashlib.sha256(data).hexdigest(),
+                              (data[i:i + 1000] for i in range(0, len(data), 1000)))
     assert e.value.kind == "limit" and str(e.value) == "blob exceeds the 8000-byte limit (max_blob_bytes)"
     assert sent == ["PUT"]  # a 4xx is never retried
 

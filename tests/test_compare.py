@@ -95,7 +95,7 @@ def test_launch_compared_with_cpu_matches_and_runs_two_jobs(client):
     comparison = result.comparison
     assert (comparison.target, comparison.other, comparison.matches) == ("cpu", "cpu", True)
     assert (comparison.differing, comparison.first, comparison.problems) == ({"z": 0}, [], [])
-    jobs = client._request("GET", "/v1/jobs", params={"limit": 2}).json()["jobs"]
+    jobs = client.jobs(limit=2)
     assert [(j["kernel"], j["target"], j["status"]) for j in jobs] == [("binary_kernel", "cpu", "finished")] * 2
     assert result.job_id in {j["id"] for j in jobs} and jobs[0]["id"] != jobs[1]["id"]
 

@@ -65,11 +65,12 @@ def _run_jail(worker_pid: int) -> int:
 
 def _start_spin(client, rounds=2**31 - 1, timeout=60):
     x = np.ones(64, np.float32)
-    args, blobs = client._arguments(ascrun.args.prepare(["x", "z", "rounds"], [x, np.zeros_like(x), rounds]))
+    args, blobs = ascrun.submission.job_arguments(ascrun.args.prepare(["x", "z", "rounds"],
+                                                                      [x, np.zeros_like(x), rounds]))
     bundle = ascrun.compiler.bundle.collect(ops.spin_kernel).to_json()
-    job = client._submit({"bundle": bundle, "core_num": 1, "args": args, "timeout": timeout}, blobs, wait=0)
+    job = client.submit_job({"bundle": bundle, "core_num": 1, "args": args, "timeout": timeout}, blobs, wait=0)
     deadline = time.monotonic() + 60
-    while client._request("GET", f"/v1/jobs/{job['id']}").json()["status"] != "started":
+    while client.job(job["id"])["status"] != "started":
         assert time.monotonic() < deadline
         time.sleep(0.05)
     return job["id"]

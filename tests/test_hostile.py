@@ -47,10 +47,10 @@ def _attack_bundle(body: str) -> KernelBundle:
 def _submit(stack, tenant: str, bundle: KernelBundle) -> dict:
     """The job's record; a submission the API refuses reads as a failed record with its error."""
     with ascrun.Client(stack.url, token=TOKENS[tenant]) as client:
-        args, blobs = client._arguments(ascrun.args.prepare(["x"], [np.zeros(16, np.float32)]))
+        args, blobs = ascrun.submission.job_arguments(ascrun.args.prepare(["x"], [np.zeros(16, np.float32)]))
         try:
-            job = client._submit({"bundle": bundle.to_json(), "core_num": 1, "args": args, "timeout": 60}, blobs,
-                                 wait=0)
+            job = client.submit_job({"bundle": bundle.to_json(), "core_num": 1, "args": args, "timeout": 60},
+                                    blobs, wait=0)
         except ascrun.KernelError as e:
             return {"status": "failed", "error": {"kind": e.kind, "message": str(e)}}
         return client.wait(job["id"], 120)

@@ -44,7 +44,7 @@ def test_pyasc_style_tests_run_on_the_pool_with_junit_xml(service, client, tmp_p
     assert failure.get("message") == f"ascrun.compiler.errors.KernelError: {OVERRUN}"
     for name, case in cases.items():
         [job] = [p.get("value") for p in case.iter("property") if p.get("name") == "ascrun_job"]
-        record = client._request("GET", f"/v1/jobs/{job}").json()  # the job the test ran, on the service
+        record = client.job(job)  # the job the test ran, on the service
         assert record["status"] == ("failed" if name == "test_vadd_1000_elements" else "finished"), name
     assert failed_job.group(1) == next(p.get("value") for p in cases["test_vadd_1000_elements"].iter("property"))
 

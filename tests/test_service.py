@@ -156,8 +156,8 @@ def test_long_poll_returns_when_the_job_ends(client):
     x = np.ones(64, np.float32)
     z = np.zeros_like(x)
     bundle = ascrun.compiler.bundle.collect(ops.spin_kernel).to_json()
-    args, blobs = client._arguments(ascrun.args.prepare(["x", "z", "rounds"], [x, z, 30_000_000]))
-    job = client._submit({"bundle": bundle, "core_num": 1, "args": args}, blobs, wait=0)
+    args, blobs = ascrun.submission.job_arguments(ascrun.args.prepare(["x", "z", "rounds"], [x, z, 30_000_000]))
+    job = client.submit_job({"bundle": bundle, "core_num": 1, "args": args}, blobs, wait=0)
     assert job["status"] in ("queued", "started")
     start = time.monotonic()
     record = httpx.get(f"{client.url}/v1/jobs/{job['id']}", params={"wait": 50}, timeout=60).json()
@@ -193,8 +193,8 @@ def test_blob_limits_and_digest_checks(redis_url):
 def test_retried_submit_with_the_same_idempotency_key_runs_once(client, add_example):
     import httpx
     x = np.arange(4096, dtype=np.float32)
-    args, blobs = client._arguments(ascrun.args.prepare(["x", "y", "z", "block_length"],
-                                                        [x, x, np.zeros_like(x), 2048]))
+    args, blobs = ascrun.submission.job_arguments(ascrun.args.prepare(["x", "y", "z", "block_length"],
+                                                                      [x, x, np.zeros_like(x), 2048]))
     for digest, data in blobs.items():
         httpx.put(f"{client.url}/v1/blobs/{digest}", content=data).raise_for_status()
     body = {"bundle": ascrun.compiler.bundle.collect(add_example.vadd_kernel).to_json(), "core_num": 2,

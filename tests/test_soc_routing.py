@@ -41,7 +41,7 @@ def _launch(pool, soc=None):
     z = np.zeros_like(x)
     with ascrun.Client(pool.url, retries=0) as client:
         result = client.launch(ops.spin_kernel, 1, x, z, 1, soc=soc)
-        record = client._request("GET", f"/v1/jobs/{result.job_id}").json()
+        record = client.job(result.job_id)
     np.testing.assert_array_equal(z, x + 1)
     return record
 
@@ -114,7 +114,7 @@ def test_a_queued_job_says_its_place_in_its_queue(pool):
         with ascrun.Client(pool.url, retries=0) as client:
             handles = [client.submit(ops.spin_kernel, 1, np.full(64, i, np.float32), np.zeros(64, np.float32), 1,
                                      soc="Ghost3") for i in range(3)]
-            seen = [client._request("GET", f"/v1/jobs/{h.id}").json() for h in handles]
+            seen = [client.job(h.id) for h in handles]
     finally:
         store.worker_gone(connection, ghost, "test-ghost-worker-3")
     assert [(r["status"], r["queue_position"], r["queue_depth"]) for r in seen] == [

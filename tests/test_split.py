@@ -57,7 +57,7 @@ def _launch(pool, dtype):
     z = np.zeros_like(x)
     with ascrun.Client(pool.url, retries=0) as client:
         result = client.launch(ops.spin_kernel, 1, x, z, 1)
-        record = client._request("GET", f"/v1/jobs/{result.job_id}").json()
+        record = client.job(result.job_id)
     np.testing.assert_array_equal(z, x + dtype(1))
     return record
 

@@ -48,16 +48,16 @@ def test_tenants_see_only_their_own_jobs_and_blobs(pool):
     with ascrun.Client(pool.url, token=TOKENS["alice"]) as alice, ascrun.Client(pool.url, token=TOKENS["bob"]) as bob:
         result = alice.launch(ops.spin_kernel, 1, x, z, 1)
         np.testing.assert_array_equal(z[:64], x[:64] + 1)
-        assert [j["id"] for j in alice._request("GET", "/v1/jobs").json()["jobs"]][0] == result.job_id
-        assert result.job_id not in [j["id"] for j in bob._request("GET", "/v1/jobs").json()["jobs"]]
-        for path in (f"/v1/jobs/{result.job_id}", f"/v1/jobs/{result.job_id}/source"):
+        assert [j["id"] for j in alice.jobs()][0] == result.job_id
+        assert result.job_id not in [j["id"] for j in bob.jobs()]
+        for read in (bob.job, bob.source):
             with pytest.raises(ascrun.KernelError) as e:
-                bob._request("GET", path)
+                read(result.job_id)
             assert e.value.kind == "not_found"
         blob = hashlib.sha256(x.tobytes()).hexdigest()
-        assert alice._request("GET", f"/v1/blobs/{blob}").content == x.tobytes()
+        assert alice.blob(blob) == x.tobytes()
         with pytest.raises(ascrun.KernelError, match="no blob"):
-            bob._request("GET", f"/v1/blobs/{blob}")
+            bob.blob(blob)
         # bob's launch of the same data uploads it again: alice's copy is not his
         uploads = []
         bob._http.event_hooks["request"].append(lambda r: uploads.append(r) if r.method == "PUT" else None)
@@ -95,19 +95,20 @@ def test_active_jobs_and_rate_limits(pool):
         bundle = ascrun.compiler.bundle.collect(ops.spin_kernel).to_json()
 
         def body(rounds, timeout=None):
-            args, blobs = tiny._arguments(prepare(["x", "z", "rounds"], [x, np.zeros_like(x), rounds]))
+            args, blobs = ascrun.submission.job_arguments(prepare(["x", "z", "rounds"],
+                                                                  [x, np.zeros_like(x), rounds]))
             return {"bundle": bundle, "core_num": 1, "args": args, "timeout": timeout or 30}, blobs
 
-        slow = tiny._submit(*body(2**31 - 1, timeout=2), wait=0)  # runs until its 2 s timeout
+        slow = tiny.submit_job(*body(2**31 - 1, timeout=2), wait=0)  # runs until its 2 s timeout
         with pytest.raises(ascrun.KernelError) as e:
-            tiny._submit(*body(1), wait=0)
+            tiny.submit_job(*body(1), wait=0)
         assert e.value.kind == "limit"
         assert str(e.value) == "you have 1 jobs queued or running, the limit is 1 (max_active_jobs)"
         assert tiny.wait(slow["id"], 30)["status"] == "timed_out"
         outcomes = []
         for _ in range(7):  # 3 a minute: 7 in a row span at most two windows, so some are refused
             try:
-                outcomes.append(tiny._submit(*body(1), wait=20)["status"])
+                outcomes.append(tiny.submit_job(*body(1), wait=20)["status"])
             except ascrun.KernelError as err:
                 outcomes.append(str(err))
         assert "more than 3 launches this minute (launches_per_minute)" in outcomes
