@@ -47,12 +47,12 @@ import numpy as np
 import redis
 
 import ascrun
+from ascrun.job_status import TERMINAL
 from ascrun.server import store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "kernels"))
 import ops  # noqa: E402
 
-TERMINAL = ("finished", "failed", "timed_out")
 JOB_TIMEOUT_S = 20  # a launch of one round takes milliseconds; a lost one ends by the reaper well before
 TENANT = "open"
 # Open mode, with the per-minute and active-job limits out of the way: the load is the point.
