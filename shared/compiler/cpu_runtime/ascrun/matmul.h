@@ -96,9 +96,25 @@ namespace matmul {
 template <typename T>
 using acc_t = typename std::conditional<std::is_same<T, int8_t>::value, int32_t, float>::type;
 
-template <typename T>
-double as_double(T v) {
-    return static_cast<double>(static_cast<float>(v));
+// An operand element as the cube reads it: exact in the accumulator's type (int8 and int32 in
+// int32; half, bfloat16_t and float in float).
+template <typename Acc, typename T>
+Acc widen(T v) {
+    if constexpr (std::is_integral<Acc>::value) {
+        return static_cast<Acc>(v);
+    } else {
+        return static_cast<float>(v);
+    }
+}
+
+// acc + a * b as L0C accumulates: int32 wraps (computed unsigned: no C++ overflow), float rounds.
+template <typename Acc>
+Acc multiply_add(Acc acc, Acc a, Acc b) {
+    if constexpr (std::is_integral<Acc>::value) {
+        return static_cast<Acc>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(a) * static_cast<uint32_t>(b));
+    } else {
+        return acc + a * b;
+    }
 }
 
 // The tiling fields a Matmul reads, checked once in Init. `a_bytes`, `b_bytes`: input element sizes.
@@ -379,17 +395,17 @@ private:
     // Reads one operand element: a row-major matrix `rows` x `cols` with row stride `ld`.
     template <typename T>
     void read_matrix(ascrun::BlockContext& b, const char* role, const Operand<T>& op, int64_t rows, int64_t cols,
-                     int64_t ld, std::vector<double>& out) {
-        out.assign(static_cast<size_t>(rows * cols), 0.0);
+                     int64_t ld, std::vector<Acc>& out) {
+        out.assign(static_cast<size_t>(rows * cols), Acc(0));
         if (op.in_gm) {
             for (int64_t r = 0; r < rows; ++r) {
                 const T* row = op.gm.ascrun_access(b, role, r * ld, cols, false);
-                for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = ascrun::matmul::as_double(row[c]);
+                for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = ascrun::matmul::widen<Acc>(row[c]);
             }
         } else {
             const T* p = ascrun::ub_operand(b, role, "src", op.ub, uint64_t((rows - 1) * ld + cols));
             for (int64_t r = 0; r < rows; ++r) {
-                for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = ascrun::matmul::as_double(p[r * ld + c]);
+                for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = ascrun::matmul::widen<Acc>(p[r * ld + c]);
             }
         }
     }
@@ -406,7 +422,7 @@ private:
             ascrun::fault(ascrun::format("Matmul::%s: the single-core shape %lld x %lld x %lld is empty", api,
                                          (long long)m, (long long)n, (long long)k));
         }
-        std::vector<double> raw;
+        std::vector<Acc> raw;
         // A is M x Ka row-major (transposed: Ka x M), B is Kb x N (transposed: N x Kb)
         read_matrix(b, "Matmul(A)", a_, trans_a_ ? k : m, trans_a_ ? m : k, trans_a_ ? org_m_ : org_ka_, raw);
         a_vals_.resize(static_cast<size_t>(m * k));
@@ -437,12 +453,12 @@ private:
         for (int64_t i = 0; i < rows_; ++i) {
             for (int64_t j = 0; j < cols_; ++j) {
                 row[j] = partial_sum ? acc_[i * tiling_.baseN + j]
-                                     : (bias_vals_.empty() ? Acc(0) : static_cast<Acc>(bias_vals_[c0 + j]));
+                                     : (bias_vals_.empty() ? Acc(0) : bias_vals_[c0 + j]);
             }
             for (int64_t p = 0; p < k; ++p) {
-                const Acc a = static_cast<Acc>(a_vals_[(r0 + i) * k + p]);
-                const double* brow = &b_vals_[p * n + c0];
-                for (int64_t j = 0; j < cols_; ++j) row[j] += a * static_cast<Acc>(brow[j]);
+                const Acc a = a_vals_[(r0 + i) * k + p];
+                const Acc* brow = &b_vals_[p * n + c0];
+                for (int64_t j = 0; j < cols_; ++j) row[j] = ascrun::matmul::multiply_add(row[j], a, brow[j]);
             }
             for (int64_t j = 0; j < cols_; ++j) acc_[i * tiling_.baseN + j] = row[j];
         }
@@ -452,7 +468,7 @@ private:
     // what is there (enAtomic 1: atomic add).
     static void store(Dst& out, Acc v, uint8_t enAtomic) {
         if (enAtomic == 1) {
-            out = static_cast<Dst>(static_cast<Acc>(static_cast<float>(out)) + v);
+            out = static_cast<Dst>(ascrun::matmul::multiply_add(ascrun::matmul::widen<Acc>(out), v, Acc(1)));
         } else {
             out = static_cast<Dst>(v);
         }
@@ -467,7 +483,7 @@ private:
     Operand<BiasT> bias_;
     bool trans_a_ = false, trans_b_ = false, bias_enabled_ = false;
     bool loaded_ = false;
-    std::vector<double> a_vals_, b_vals_, bias_vals_;
+    std::vector<Acc> a_vals_, b_vals_, bias_vals_;
     int64_t next_ = 0, block_m_ = 0, block_n_ = 0, rows_ = 0, cols_ = 0;
     std::vector<Acc> acc_;
 };
