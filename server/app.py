@@ -32,6 +32,8 @@ from ..compiler import targets as target_registry
 from ..compiler.pipeline import TARGETS
 from . import store as keys
 from .ended import EndedJobs
+from .metrics import inline_received
+from .metrics_http import mount_metrics
 from .models import (ErrorResponse, Health, JobList, JobRequest, JobResult, MissingBlobs, MissingBlobsRequest,
                      Targets)
 from .settings import Settings
@@ -136,6 +138,7 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
                                           "try again shortly")
 
     app.add_middleware(RequestCap, max_bytes=settings.max_request_bytes)
+    mount_metrics(app, settings, tenants)
 
     def tenant(request: Request, authorization: Optional[str] = Header(None, include_in_schema=False)) -> Tenant:
         found = tenants.authenticate(authorization)
@@ -360,6 +363,7 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
             # reaper fails the stored job (store.reap_unqueued)
             with sync_redis.pipeline() as pipe:
                 keys.enqueue(sync_redis, pipe, record, timeout, settings.result_ttl_s)
+                inline_received(pipe, inputs)
                 pipe.execute()
             return record
 

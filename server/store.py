@@ -45,6 +45,7 @@ from rq.queue import Queue
 from rq.serializers import JSONSerializer
 from rq.utils import utcparse
 
+from . import metrics
 from .settings import Settings
 
 PREFIX = "ascrun:"
@@ -445,6 +446,8 @@ class JobStore:
         won = self._finish(keys=[final_key(job_id), active, STARTED, QUEUED, alive_key(job_id), done_channel(job_id),
                                  files_key(job_id)],
                            args=[json.dumps(record), self.settings.result_ttl_s, job_id, frontend_key or ""])
+        if won:
+            metrics.job_ended(self.connection, record)
         return bool(won)
 
     def fail(self, job_id: str, kind: str, message: str, record: Optional[Dict[str, Any]] = None,
