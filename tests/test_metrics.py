@@ -108,7 +108,7 @@ def guarded(tmp_path_factory):
                Service(url, {"ASCRUN_TENANTS": tenants, "ASCRUN_METRICS_PORT": str(metrics_port)})]
     for server in servers:
         server.wait_for_workers(None)
-    yield url, servers, f"http://127.0.0.1:{metrics_port}"
+    yield url, servers, f"http://127.0.0.1:{metrics_port}", redis_process
     for server in servers:
         server.stop()
     redis_process.terminate()
@@ -116,7 +116,7 @@ def guarded(tmp_path_factory):
 
 
 def test_metrics_need_a_token_or_their_own_port(guarded):
-    _, (behind_tokens, own_port), metrics_url = guarded
+    _, (behind_tokens, own_port), metrics_url, _ = guarded
     assert httpx.get(f"{behind_tokens.url}/metrics").status_code == 401
     assert httpx.get(f"{behind_tokens.url}/metrics", headers={"Authorization": "Bearer wrong"}).status_code == 401
     assert value(scrape(behind_tokens.url, TOKEN), "ascrun_metrics_redis_up") == 1
@@ -125,7 +125,7 @@ def test_metrics_need_a_token_or_their_own_port(guarded):
 
 
 def test_queue_depth_oldest_age_and_live_workers(guarded):
-    url, (behind_tokens, _), metrics_url = guarded
+    url, (behind_tokens, _), metrics_url, _ = guarded
     connection = redis.Redis.from_url(url)
     # a worker that beats but takes no job (a busy one): the API accepts a job, which waits
     store.worker_beat(connection, {"cpu": {"socs": [], "stages": ["run"]}}, "busy-worker")
@@ -137,3 +137,13 @@ def test_queue_depth_oldest_age_and_live_workers(guarded):
         assert value(samples, "ascrun_queue_oldest_age_seconds", **CPU_RUN) > 0
         assert value(samples, "ascrun_workers_live", target="cpu", soc="any", role="run") == 1
         assert value(samples, "ascrun_workers_live", target="cpu", soc="any", role="build") == 0
+
+
+def test_a_scrape_without_redis_says_so(guarded):
+    """Last of the module: it stops the module's Redis."""
+    _, _, metrics_url, redis_process = guarded
+    redis_process.terminate()
+    redis_process.wait(10)
+    samples = scrape(metrics_url)
+    assert value(samples, "ascrun_metrics_redis_up") == 0
+    assert not any(name.startswith("ascrun_jobs") for name, _ in samples)
