@@ -3,7 +3,7 @@ add; the pool's queues and workers; that what each worker process records reache
 and how /metrics is protected."""
 import hashlib
 import json
-import random
+import sys
 
 import httpx
 import numpy as np
@@ -19,6 +19,7 @@ from conftest import Service, _free_port, start_redis
 
 TOKEN = "metrics-test-token"
 CPU_RUN = {"target": "cpu", "soc": "any", "stage": "run"}
+N = 4096  # elements binary_kernel adds: 16 KiB, inline
 
 
 def scrape(url: str, token: str | None = None) -> dict:
@@ -38,23 +39,34 @@ def grew(before: dict, after: dict, name: str, **labels) -> float:
     return value(after, name, **labels) - value(before, name, **labels)
 
 
-def fresh_size() -> int:
-    """An n for binary_kernel that no other test uses: the kernel starts cold in the shared caches."""
-    return 8 * random.choice([k for k in range(1100, 1900) if k % 128])
+@pytest.fixture(scope="module")
+def pool(tmp_path_factory):
+    """An API server and two worker processes on a Redis of their own: what the scrapes count is
+    only what these tests did, whatever other tests of the session leave running."""
+    redis_process, url = start_redis(tmp_path_factory.mktemp("metrics-pool"))
+    service = Service(url)
+    for _ in range(2):  # started together: add_worker would wait for each in turn
+        service.workers.append(service.stack.start([sys.executable, "-m", "ascrun.cli", "worker"], service.env))
+    service.wait_for_workers(2)
+    with ascrun.Client(service.url) as client:
+        yield service, client
+    service.stop()
+    redis_process.terminate()
+    redis_process.wait(10)
 
 
-def test_launches_failures_cache_hits_and_blobs_are_counted(client, service):
+def test_launches_failures_cache_hits_and_blobs_are_counted(pool):
+    service, client = pool
     before = scrape(service.url)
-    n = fresh_size()
-    x, y = np.random.rand(2, n).astype(np.float32)
-    for _ in range(2):  # a miss, then a hit, of both caches
+    x, y = np.random.rand(2, N).astype(np.float32)
+    for _ in range(2):  # a miss (the pool's Redis is new), then a hit, of both caches
         z = np.zeros_like(x)
-        client.launch(ops.binary_kernel, 1, x, y, z, n, "add")
+        client.launch(ops.binary_kernel, 1, x, y, z, N, "add")
     with pytest.raises(ascrun.KernelError):
         client.launch(faulty.ub_overflow_kernel, 1, np.zeros(4096, np.float32), 4096)
     big_x, big_y = np.random.rand(2, 32768).astype(np.float32)  # over INLINE_BYTES: blobs both ways
     big_z = np.zeros_like(big_x)
-    client.launch(ops.binary_kernel, 1, big_x, big_y, big_z, n, "add")
+    client.launch(ops.binary_kernel, 1, big_x, big_y, big_z, N, "add")
     after = scrape(service.url)
 
     assert grew(before, after, "ascrun_jobs_total", target="cpu", soc="any", status="finished", error_kind="none") == 3
@@ -82,12 +94,12 @@ def test_launches_failures_cache_hits_and_blobs_are_counted(client, service):
     assert value(after, "ascrun_metrics_redis_up") == 1
 
 
-def test_what_two_concurrent_workers_record_reaches_the_scrape(client, service):
-    n = fresh_size()
-    x, y = np.random.rand(2, n).astype(np.float32)
-    client.launch(ops.binary_kernel, 1, x, y, np.zeros_like(x), n, "add")  # built once: the rest are quick
+def test_what_two_concurrent_workers_record_reaches_the_scrape(pool):
+    service, client = pool
+    x, y = np.random.rand(2, N).astype(np.float32)
+    client.launch(ops.binary_kernel, 1, x, y, np.zeros_like(x), N, "add")  # built once: the rest are quick
     before = scrape(service.url)
-    handles = [client.submit(ops.binary_kernel, 1, x, y, np.zeros_like(x), n, "add") for _ in range(12)]
+    handles = [client.submit(ops.binary_kernel, 1, x, y, np.zeros_like(x), N, "add") for _ in range(12)]
     for handle in handles:
         handle.result()
     after = scrape(service.url)
