@@ -11,7 +11,8 @@ import numpy as np
 from .compiler import structs
 from .compiler.bundle import KernelBundle, collect
 from .compiler.errors import KernelError
-from .compiler.frontend import ArgSpec, param_names
+from .compiler.frontend import ArgSpec, constexpr_params, param_names
+from .launch_checks import count_problem, scalar_problem, string_problem, tensor_dtype_problem
 
 
 @dataclass
@@ -60,21 +61,29 @@ def _as_array(name: str, value: Any) -> np.ndarray:
 def launch_args(kernel: Any, args: Sequence[Any]) -> Tuple[KernelBundle, HostArgs]:
     """The kernel's bundle (with its Struct arguments' classes) and the launch's host arguments."""
     bundle = collect(kernel)
-    host = prepare(param_names(bundle), args)
+    names = param_names(bundle)
+    problem = count_problem(bundle.entry, names, len(args))
+    if problem:
+        raise KernelError(problem, kind="bad_request")
+    host = prepare(names, args)
+    constexprs = constexpr_params(bundle)
+    for name, spec in zip(names, host.specs):
+        problem = string_problem(name, constexprs) if spec.dtype == "str" else None
+        if problem:
+            raise KernelError(problem, kind="bad_request")
     return bundle.with_structs(host.structs), host
 
 
 def prepare(names: Sequence[str], args: Sequence[Any]) -> HostArgs:
-    if len(args) != len(names):
-        raise KernelError(f"kernel takes {len(names)} arguments ({', '.join(names)}), got {len(args)}",
-                          kind="bad_request")
+    """The host arguments of parameters `names` (as many as `args`), checked as the API checks
+    them (launch_checks): a launch it would refuse fails here, before anything is sent."""
     host = HostArgs(specs=[], values={})
     for name, value in zip(names, args):
         array = _as_array(name, value)
         if isinstance(array, np.ndarray):
-            if array.dtype.kind not in "biuf":
-                raise KernelError(f"tensor '{name}' has dtype {array.dtype}: only bool, int, uint and float "
-                                  "tensors can be kernel arguments", kind="bad_request")
+            problem = tensor_dtype_problem(name, array.dtype)
+            if problem:
+                raise KernelError(problem, kind="bad_request")
             host.specs.append(ArgSpec("tensor", array.dtype.name))
             host.values[name] = np.ascontiguousarray(array)
             host.callers[name] = value
@@ -92,4 +101,8 @@ def prepare(names: Sequence[str], args: Sequence[Any]) -> HostArgs:
             raise KernelError(f"argument '{name}' is a {type(value).__name__}: pass numpy arrays, torch CPU "
                               "tensors, Python/numpy scalars, pyasc Structs or (for ConstExpr) strings",
                               kind="bad_request")
+        spec = host.specs[-1]
+        problem = scalar_problem(spec.dtype, spec.value) if spec.kind == "scalar" else None
+        if problem:
+            raise KernelError(f"argument '{name}': scalar of dtype {spec.dtype}: {problem}", kind="bad_request")
     return host

@@ -1,23 +1,21 @@
-"""/metrics: the pool's metrics (metrics_scrape.py) and this API server's HTTP latency by route,
-in Prometheus text; behind the API's bearer tokens, or on a port of its own (metrics_port)."""
+"""Where /metrics is served and what this API server adds to it: its HTTP latency by route, and
+the blob transfers it sees; the pool's metrics come from metrics_scrape.py."""
 from __future__ import annotations
 
 import re
 import time
-from typing import Optional
 
 import redis
 import redis.asyncio as aioredis
-from fastapi import APIRouter, FastAPI, Header
-from fastapi.responses import JSONResponse, Response
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest, start_http_server
+from fastapi import FastAPI
+from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_fastapi_instrumentator import Instrumentator
 from prometheus_fastapi_instrumentator import metrics as http_metrics
 
 from . import metrics
 from .metrics_scrape import PoolCollector
+from .routers import metrics as metrics_router
 from .settings import Settings
-from .tenants import Tenants
 
 BLOB_PATH = re.compile(r"^/v1/blobs/[0-9a-f]{64}$")
 # seconds: a cached launch's requests take milliseconds, a long poll up to max_wait_s
@@ -58,31 +56,17 @@ class BlobTransfers:
                                      time.perf_counter() - start, moved)
 
 
-def _router(registry: CollectorRegistry, tenants: Tenants) -> APIRouter:
-    router = APIRouter()
-
-    @router.get("/metrics", include_in_schema=False)
-    def scrape(authorization: Optional[str] = Header(None)):
-        if tenants.authenticate(authorization) is None:  # any tenant's token: the pool's totals name no tenant
-            return JSONResponse({"error": {"kind": "unauthorized", "message": "a valid bearer token is required "
-                                           "(Authorization: Bearer <token>)"}}, 401,
-                                headers={"WWW-Authenticate": "Bearer"})
-        return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
-
-    return router
-
-
-def mount_metrics(app: FastAPI, settings: Settings, tenants: Tenants) -> None:
+def mount_metrics(app: FastAPI, settings: Settings, sync_redis: redis.Redis, async_redis: aioredis.Redis) -> None:
     """Instrument `app` and serve /metrics: on the API's port behind its tokens, or (metrics_port)
     on a port of its own without them, for an operator who keeps that port private."""
     registry = CollectorRegistry()
-    registry.register(PoolCollector(redis.Redis.from_url(settings.redis_url)))
+    registry.register(PoolCollector(sync_redis))
     instrumentator = Instrumentator(registry=registry, excluded_handlers=["/metrics"], should_group_status_codes=False)
     instrumentator.add(http_metrics.latency(metric_namespace="ascrun", buckets=HTTP_BUCKETS, registry=registry))
     instrumentator.add(http_metrics.requests(metric_namespace="ascrun", registry=registry))
     instrumentator.instrument(app)
-    app.add_middleware(BlobTransfers, connection=aioredis.Redis.from_url(settings.redis_url))
+    app.add_middleware(BlobTransfers, connection=async_redis)
     if settings.metrics_port:
         start_http_server(settings.metrics_port, settings.metrics_host, registry)
     else:
-        app.include_router(_router(registry, tenants))
+        app.include_router(metrics_router.router(registry))

@@ -11,16 +11,13 @@ from pydantic_core import PydanticCustomError
 
 from ..compiler import structs
 from ..compiler.pipeline import BOUNDS, TARGETS
+from ..job_status import JobStatus
+from ..launch_checks import SCALAR_DTYPES, TENSOR_DTYPES, scalar_problem
 from .store import INLINE_BYTES
 
 Digest = str  # lowercase hex sha256
 SOC_PATTERN = r"^[A-Za-z0-9_.]{1,64}$"
-TENSOR_DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
-                 "float32", "float64")
-SCALAR_DTYPES = ("int", "float", "bool", "str") + TENSOR_DTYPES
 MAX_LINENO = 100_000  # pyasc pads a function's source to its line: the line costs memory in the worker
-INT64 = (-2 ** 63, 2 ** 63 - 1)
-FLOAT_MAX = {"float16": 65504.0, "float32": 3.4028234663852886e38}
 
 
 class Strict(BaseModel):
@@ -114,24 +111,6 @@ class ScalarArg(Strict):
         return self
 
 
-def scalar_problem(dtype: str, value: Any) -> Optional[str]:
-    if dtype == "str":
-        return None if isinstance(value, str) else f"got {value!r}, not a string"
-    if dtype == "bool":
-        return None if isinstance(value, bool) else f"got {value!r}, not true or false"
-    if isinstance(value, (bool, str)):
-        return f"got {value!r}, not a number"
-    if dtype == "float" or dtype.startswith("float"):
-        limit = FLOAT_MAX.get(dtype)
-        if limit is not None and math.isfinite(value) and abs(value) > limit:
-            return f"{value!r} is out of its range"
-        return None
-    if not isinstance(value, int):
-        return f"got {value!r}, not an integer"
-    low, high = INT64 if dtype == "int" else (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max))
-    return None if low <= value <= high else f"{value} is outside [{low}, {high}]"
-
-
 class StructArg(Strict):
     """A pyasc Struct: `dtype` names one of the bundle's structs, `value` holds every field's value
     (a nested struct's as an object)."""
@@ -182,7 +161,7 @@ class JobResult(BaseModel):
     """A job's state; outputs, timings, cache and ir_hash once finished, error once failed; log and
     warnings once the kernel ran (also when it faulted), in GET /v1/jobs/{id} only (null in lists)."""
     id: str
-    status: Literal["queued", "started", "finished", "failed", "timed_out"]
+    status: Literal[tuple(s.value for s in JobStatus)]  # type: ignore[valid-type]
     tenant: str
     target: str
     soc: Optional[str] = None

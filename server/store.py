@@ -2,7 +2,7 @@
 
 Keys (all under "ascrun:"):
   blob:<tenant>:<sha256>   a blob's size in bytes, TTL blob_ttl_s; each tenant sees only its own
-  chunk:<tenant>:<sha256>:<i>  its bytes, BLOB_CHUNK_BYTES a key (Redis strings stop at 512 MB)
+  chunk:<tenant>:<sha256>:<i>  its bytes, blob_store.BLOB_CHUNK_BYTES a key (Redis strings stop at 512 MB)
   upload:<id>:<i>          the chunks of an upload under way (renamed to chunk:... once complete)
   tenant:<t>:blobs         sorted set blob digest -> expiry time, and tenant:<t>:blob-bytes (hash
                            digest -> size) and tenant:<t>:stored (their sum): what max_stored_bytes caps
@@ -32,24 +32,23 @@ from __future__ import annotations
 
 import json
 import math
-import mmap
 import time
-import uuid
 from datetime import timezone
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import redis
+import redis.asyncio as aioredis
 from rq.intermediate_queue import IntermediateQueue
 from rq.job import Job
 from rq.queue import Queue
 from rq.serializers import JSONSerializer
 from rq.utils import utcparse
 
+from ..job_status import TERMINAL, JobStatus
 from . import metrics
 from .settings import Settings
 
 PREFIX = "ascrun:"
-TERMINAL = ("finished", "failed", "timed_out")
 HEARTBEAT_S = 1.0  # how often a running job says it is alive
 HEARTBEAT_TTL_S = 5  # a job silent this long has lost its work horse
 # Tensors up to this size travel inline (base64) in the submission and in the result: a cached
@@ -57,7 +56,6 @@ HEARTBEAT_TTL_S = 5  # a job silent this long has lost its work horse
 # inputs:<id>) instead of "blob"; in a result, an output has "data" instead of "blob".
 INLINE_BYTES = 64 << 10
 JOB_FUNCTION = "ascrun.server.workers.job.run_job"  # what the API enqueues (a name: the API imports no worker code)
-BLOB_CHUNK_BYTES = 64 << 20
 UNQUEUED_GRACE_S = 5.0  # a job still queued this long without its RQ job was lost (Redis lost data): reaped
 WORKER_BEAT_S = 1.0  # how often a worker says it is alive
 WORKER_TTL_S = 5.0  # a worker silent this long is gone
@@ -66,22 +64,6 @@ RQ_TIMEOUT_MARGIN_S = 30  # RQ's own job timeout, past the job's (the job's dead
 # not cached to a build queue; a worker serving only build hands the job it built back to a run
 # queue. The artifact cache is the hand-off.
 STAGES = ("build", "run")
-
-
-def blob_key(tenant: str, digest: str) -> str:
-    return f"{PREFIX}blob:{tenant}:{digest}"
-
-
-def blob_chunk_key(tenant: str, digest: str, index: int) -> str:
-    return f"{PREFIX}chunk:{tenant}:{digest}:{index}"
-
-
-def upload_key(upload_id: str, index: int) -> str:
-    return f"{PREFIX}upload:{upload_id}:{index}"
-
-
-def blob_chunks(size: int) -> int:
-    return math.ceil(size / BLOB_CHUNK_BYTES)
 
 
 def job_key(job_id: str) -> str:
@@ -122,55 +104,6 @@ def idempotency_key(tenant: str, key: str) -> str:
 
 STARTED = f"{PREFIX}started"
 QUEUED = f"{PREFIX}queued"
-
-# Blobs are accounted per tenant: expired ones are released, then the blob's upload (chunks under
-# upload:<id>:<i>) becomes the blob, unless that would take the tenant past its cap (ARGV[4], -1:
-# none). All at once, so a reader sees the whole blob or none of it.
-# KEYS: header, blobs zset, sizes hash, stored total, n upload keys, n chunk keys.
-# ARGV: size, ttl, now, cap, n, digest, dry (1: only release and answer). Returns {ok, stored after}.
-COMMIT_BLOB = """
-local size, ttl, now, cap, n = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local digest = ARGV[6]
-for _, d in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do
-  local b = redis.call('HGET', KEYS[3], d)
-  if b then redis.call('DECRBY', KEYS[4], b) redis.call('HDEL', KEYS[3], d) end
-end
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-local old = tonumber(redis.call('HGET', KEYS[3], digest) or '0')
-local total = tonumber(redis.call('GET', KEYS[4]) or '0') - old
-if ARGV[7] == '1' then return {1, total} end
-if cap >= 0 and total + size > cap then
-  for i = 1, n do redis.call('DEL', KEYS[4 + i]) end
-  return {0, total}
-end
-for i = 1, n do
-  redis.call('RENAME', KEYS[4 + i], KEYS[4 + n + i])
-  redis.call('EXPIRE', KEYS[4 + n + i], ttl)
-end
-redis.call('SET', KEYS[1], size, 'EX', ttl)
-redis.call('ZADD', KEYS[2], now + ttl, digest)
-redis.call('HSET', KEYS[3], digest, size)
-redis.call('INCRBY', KEYS[4], size - old)
-return {1, total + size}
-"""
-
-
-def commit_blob_args(tenant: str, digest: str, upload_id: str, size: int, ttl: int, cap: int, dry: bool = False):
-    """KEYS and ARGV of COMMIT_BLOB."""
-    n = blob_chunks(size)
-    keys = ([blob_key(tenant, digest), tenant_key(tenant, "blobs"), tenant_key(tenant, "blob-bytes"),
-             tenant_key(tenant, "stored")] + [upload_key(upload_id, i) for i in range(n)]
-            + [blob_chunk_key(tenant, digest, i) for i in range(n)])
-    return keys, [size, ttl, time.time(), cap, n, digest, int(dry)]
-
-
-def blob_sizes(connection: redis.Redis, tenant: str, digests: Sequence[str]) -> List[Optional[int]]:
-    """Each blob's size, None if it is not stored (an empty tensor's blob has size 0)."""
-    with connection.pipeline(transaction=False) as pipe:
-        for digest in digests:
-            pipe.get(blob_key(tenant, digest))
-        return [None if raw is None else int(raw) for raw in pipe.execute()]
-
 
 ANY_SOC = "any"  # the queues of jobs that name no SOC: every worker of the target serves them
 
@@ -326,7 +259,8 @@ if ARGV[10] ~= '' then
   if earlier then
     local id, digest = string.match(earlier, '^(%S+) (%S+)$')
     if digest ~= ARGV[11] then return {'mismatch'} end
-    if redis.call('EXISTS', ARGV[12] .. id, ARGV[13] .. id) > 0 then return {'earlier', id} end
+    local found = redis.call('GET', ARGV[13] .. id) or redis.call('GET', ARGV[12] .. id)
+    if found then return {'earlier', found} end
   end
 end
 if tonumber(redis.call('GET', KEYS[1]) or '0') >= tonumber(ARGV[3]) then return {'rate'} end
@@ -364,24 +298,35 @@ class JobStore:
         self._admit = connection.register_script(ADMIT_LUA)
 
     def admit(self, record: Dict[str, Any], spec: Dict[str, Any], inputs: Dict[str, bytes], in_flight_bytes: int,
-              limits: Any, idempotency: Optional[Tuple[str, str]] = None) -> Tuple[str, Optional[str]]:
+              limits: Any, idempotency: Optional[Tuple[str, str]] = None) -> Tuple[str, Any]:
         """Check the tenant's quotas and, atomically with that, store the job (record, spec, active
         slot): no job is ever stored over a quota. One script, no WATCH: a busy tenant's concurrent
-        submissions never retry. The caller enqueues the job next; a job stored but never enqueued
-        (the server died in between) is failed by reap_unqueued. `idempotency`: (key, request
-        digest). Returns ("admitted", None), ("earlier", its job id), ("mismatch", None) for a key
-        used by another submission, or the limit hit: ("rate" | "bytes", None), ("active", count)."""
+        submissions never retry. Then enqueue it; a job stored but never enqueued (the server died
+        in between) is failed by reap_unqueued. `idempotency`: (the request's Idempotency-Key, its
+        digest); the script answers a key already used with that job's record, read in the same
+        step (a job that has expired since is no answer: this submission makes a new one).
+        Returns ("admitted", None), ("earlier", its record), ("mismatch", None) for a key used by
+        another submission, or the limit hit: ("rate" | "bytes", None), ("active", count)."""
         job_id, tenant, ttl = record["id"], record["tenant"], self.settings.result_ttl_s
-        idem_key, digest = idempotency or ("", "")
+        key, digest = idempotency or ("", "")
         keys = [tenant_key(tenant, f"rate:{int(time.time() // 60)}"), tenant_key(tenant, "active"),
-                idem_key or tenant_key(tenant, "no-idempotency-key"), spec_key(job_id), job_key(job_id), QUEUED,
-                tenant_key(tenant, "jobs"), inputs_key(job_id)]
+                idempotency_key(tenant, key) if key else tenant_key(tenant, "no-idempotency-key"), spec_key(job_id),
+                job_key(job_id), QUEUED, tenant_key(tenant, "jobs"), inputs_key(job_id)]
         args = [job_id, in_flight_bytes, limits.launches_per_minute, limits.max_active_jobs,
                 limits.max_bytes_in_flight, json.dumps(spec), json.dumps(record), ttl, record["created_at"],
-                f"{job_id} {digest}" if idem_key else "", digest, job_key(""), final_key(""),
+                f"{job_id} {digest}" if key else "", digest, job_key(""), final_key(""),
                 self.settings.blob_ttl_s, *[x for field in inputs.items() for x in field]]
         verdict, *value = self._admit(keys=keys, args=args)
-        return verdict.decode(), value[0].decode() if value else None
+        verdict = verdict.decode()
+        if verdict == "earlier":
+            return verdict, json.loads(value[0])
+        if verdict == "admitted":
+            # RQ's job and the queue's name in one transaction
+            with self.connection.pipeline() as pipe:
+                enqueue(self.connection, pipe, record, spec["timeout"], ttl)
+                metrics.inline_received(pipe, inputs)
+                pipe.execute()
+        return verdict, value[0].decode() if value else None
 
     def get(self, job_id: str) -> Optional[Dict[str, Any]]:
         record, final = self.connection.mget(job_key(job_id), final_key(job_id))
@@ -405,7 +350,7 @@ class JobStore:
         record = merge_record(raw, final) or {"id": job_id}
         if record.get("status") in TERMINAL:
             return record, None
-        record.update(status="started", started_at=time.time(), worker=worker)
+        record.update(status=JobStatus.STARTED.value, started_at=time.time(), worker=worker)
         with self.connection.pipeline() as pipe:
             pipe.set(alive_key(job_id), 1, ex=HEARTBEAT_TTL_S)
             pipe.sadd(STARTED, job_id)
@@ -421,7 +366,7 @@ class JobStore:
         stages so far did in its record; in one transaction, so a job is never both started and
         queued, nor lost between them."""
         rq_id = f"{job_id}-{stage}"
-        record.update(status="queued", stage=stage, rq_job=rq_id, queued_at=time.time())
+        record.update(status=JobStatus.QUEUED.value, stage=stage, rq_job=rq_id, queued_at=time.time())
         with self.connection.pipeline() as pipe:
             enqueue(self.connection, pipe, record, timeout_s, self.settings.result_ttl_s, stage, rq_id)
             pipe.set(job_key(job_id), json.dumps(record), ex=self.settings.result_ttl_s)
@@ -453,8 +398,8 @@ class JobStore:
     def fail(self, job_id: str, kind: str, message: str, record: Optional[Dict[str, Any]] = None,
              frontend_key: Optional[str] = None, **report: Any) -> bool:
         """End the job as failed (timed out); `report` adds the kernel's log and warnings, if it ran."""
-        status = "timed_out" if kind == "timeout" else "failed"
-        return self.finish(job_id, {"status": status, "error": {"kind": kind, "message": message}, **report},
+        status = JobStatus.TIMED_OUT if kind == "timeout" else JobStatus.FAILED
+        return self.finish(job_id, {"status": status.value, "error": {"kind": kind, "message": message}, **report},
                            record, frontend_key)
 
     def reap(self) -> List[str]:
@@ -550,30 +495,39 @@ class JobStore:
         entry = None if key is None else RedisCache(self.connection, 0).get(key.decode())
         return None if entry is None else json.loads(entry)
 
-    def get_blob(self, tenant: str, digest: str) -> Optional[memoryview]:
-        """A writable copy (the kernel's buffer), or None if it expired."""
-        size, first = self.connection.mget(blob_key(tenant, digest), blob_chunk_key(tenant, digest, 0))
-        if size is None or (first is None and int(size) > 0):
-            return None
-        if int(size) <= BLOB_CHUNK_BYTES:
-            return memoryview(bytearray(first or b""))
-        # filled chunk by chunk: one copy of the blob, no 1 GiB reply buffer; an anonymous mapping,
-        # not a bytearray, whose zero-filling of 1 GiB would hold the GIL for seconds
-        data = memoryview(mmap.mmap(-1, int(size)))
-        data[:len(first)] = first
-        for index in range(1, blob_chunks(int(size))):
-            chunk = self.connection.get(blob_chunk_key(tenant, digest, index))
-            if chunk is None:
-                return None  # expired while we read
-            data[index * BLOB_CHUNK_BYTES:index * BLOB_CHUNK_BYTES + len(chunk)] = chunk
-        return data
 
-    def put_blob(self, tenant: str, digest: str, data: bytes) -> None:
-        """Store a job's output; accounted to the tenant but never refused (the job was accepted)."""
-        upload_id = uuid.uuid4().hex
-        view = memoryview(data)
-        for index in range(blob_chunks(len(data))):
-            self.connection.set(upload_key(upload_id, index), view[index * BLOB_CHUNK_BYTES:(index + 1) * BLOB_CHUNK_BYTES],
-                                ex=self.settings.blob_ttl_s)
-        keys, args = commit_blob_args(tenant, digest, upload_id, len(data), self.settings.blob_ttl_s, -1)
-        self.connection.eval(COMMIT_BLOB, len(keys), *keys, *args)
+class PoolView:
+    """What the API tells of the pool: the live workers of each target and SOC, its queues."""
+
+    def __init__(self, connection: redis.Redis):
+        self.connection = connection
+
+    def ping(self) -> None:
+        self.connection.ping()
+
+    def live_workers(self, target: str, soc: Optional[str] = None) -> int:
+        return live_workers(self.connection, target, soc)
+
+    def live_capabilities(self, target: str) -> Dict[str, Dict[str, Any]]:
+        return live_capabilities(self.connection, target)
+
+    def queue_depth(self, target: str) -> Tuple[int, Optional[float]]:
+        return queue_depth(self.connection, target)
+
+
+class JobReader:
+    """The API's async reads of a job (its long polls stay off the thread pool)."""
+
+    def __init__(self, connection: aioredis.Redis):
+        self.connection = connection
+
+    async def get(self, job_id: str) -> Optional[Dict[str, Any]]:
+        """The job's record; a queued one with its place in its tenant's queue and that queue's length."""
+        record = merge_record(*await self.connection.mget(job_key(job_id), final_key(job_id)))
+        if record is not None and record["status"] == JobStatus.QUEUED and "target" in record:
+            queue, rq_id = waiting_in(record)
+            async with self.connection.pipeline(transaction=False) as pipe:
+                position, depth = await pipe.lpos(queue, rq_id).llen(queue).execute()
+            if position is not None:  # else a worker is taking it just now
+                record.update(queue_position=position + 1, queue_depth=depth)
+        return record

@@ -18,6 +18,7 @@ import redis
 
 import ascrun
 import ops
+from ascrun.job_status import TERMINAL
 from ascrun.server import store
 from conftest import Service, start_redis
 
@@ -289,7 +290,7 @@ def test_admission_is_atomic(pool):
         assert len(accepted) == 8 and len(refused) == 32, [a.text for a in answers]
         assert all(m.endswith("the limit is 8 (max_active_jobs)") for m in refused), refused
         for job_id in accepted:  # let them end: the session's workers serve others too
-            while http.get(f"/v1/jobs/{job_id}", params={"wait": 30}).json()["status"] not in store.TERMINAL:
+            while http.get(f"/v1/jobs/{job_id}", params={"wait": 30}).json()["status"] not in TERMINAL:
                 pass
 
 

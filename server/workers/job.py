@@ -23,6 +23,8 @@ from ...compiler.bundle import KernelBundle
 from ...compiler.cache import MemoryCache
 from ...compiler.errors import KernelError
 from ...compiler.frontend import ArgSpec, param_names
+from ...job_status import JobStatus
+from ..blob_store import BlobStore
 from ..settings import Settings
 from ..store import HEARTBEAT_S, INLINE_BYTES, STAGES, JobStore, RedisCache, live_workers
 
@@ -82,6 +84,11 @@ def _store(connection: redis.Redis) -> JobStore:
 
 
 @functools.lru_cache(maxsize=None)
+def _blobs(connection: redis.Redis) -> BlobStore:
+    return BlobStore(connection, Settings.from_env())
+
+
+@functools.lru_cache(maxsize=None)
 def _caches(connection: redis.Redis, ttl_s: int) -> MemoryCache:
     """The pipeline's caches: this worker's recent entries in memory, over the pool's in Redis."""
     return MemoryCache(RedisCache(connection, ttl_s), LOCAL_CACHE_BYTES)
@@ -94,7 +101,7 @@ def _arg_specs(bundle: KernelBundle, args: List[Dict[str, Any]]) -> List[ArgSpec
             else ArgSpec(arg["kind"], arg["dtype"], arg["value"]) for arg in args]
 
 
-def _values(store: JobStore, bundle: KernelBundle, spec: Dict[str, Any]) -> Dict[str, Any]:
+def _values(blobs: BlobStore, bundle: KernelBundle, spec: Dict[str, Any]) -> Dict[str, Any]:
     """The launch's arguments by parameter name: tensors as writable arrays (the kernel's buffers)."""
     values: Dict[str, Any] = {}
     for name, arg in zip(param_names(bundle), spec["args"]):
@@ -108,20 +115,20 @@ def _values(store: JobStore, bundle: KernelBundle, spec: Dict[str, Any]) -> Dict
             data = spec["inputs"].get(arg["input"])
             data = None if data is None else bytearray(data)
         else:
-            data = store.get_blob(spec["tenant"], arg["blob"])
+            data = blobs.get(spec["tenant"], arg["blob"])
         if data is None:
             raise KernelError(f"the input of '{name}' expired before the job ran: submit again", kind="bad_request")
         values[name] = np.frombuffer(data, dtype=arg["dtype"]).reshape(arg["shape"])
     return values
 
 
-def _output(store: JobStore, tenant: str, array: np.ndarray) -> Dict[str, Any]:
+def _output(blobs: BlobStore, tenant: str, array: np.ndarray) -> Dict[str, Any]:
     data = memoryview(np.ascontiguousarray(array)).cast("B")  # no copy of a 1 GiB output
     described = {"dtype": array.dtype.name, "shape": list(array.shape)}
     if len(data) <= INLINE_BYTES:
         return {"data": base64.b64encode(data).decode(), **described}
     digest = hashlib.sha256(data).hexdigest()
-    store.put_blob(tenant, digest, data)
+    blobs.put(tenant, digest, data)
     return {"blob": digest, **described}
 
 
@@ -149,7 +156,7 @@ def run_job(job_id: str, stage: Optional[str] = None) -> str:
     settings = store.settings
     worker = rq_job.worker_name
     record, spec = store.start(job_id, worker=worker)
-    if record.get("status") != "started":
+    if record.get("status") != JobStatus.STARTED:
         return "superseded"  # already ended (the reaper failed it, or it was cancelled): run nothing
     if spec is None:
         store.fail(job_id, "bad_request", "the job's launch spec expired before a worker took it", record)
@@ -191,12 +198,13 @@ def run_job(job_id: str, stage: Optional[str] = None) -> str:
             store.hand_off(job_id, record, "run", timeout_s)
             return "handed on"
         start = time.perf_counter()
-        values = _values(store, bundle, spec)
+        blobs = _blobs(store.connection)
+        values = _values(blobs, bundle, spec)
         ran = pipeline.run(built, target, int(spec["core_num"]), values, bounds=spec.get("bounds", "fault"))
-        outputs = {name: _output(store, tenant, values[name]) for name in ran.written}
+        outputs = {name: _output(blobs, tenant, values[name]) for name in ran.written}
         stages["run"] = {"worker": worker, "seconds": time.perf_counter() - start}
         timings.update(run=ran.seconds, **ran.timings, total=sum(s["seconds"] for s in stages.values()))
-        won = store.finish(job_id, {"status": "finished", "outputs": outputs, "timings": timings,
+        won = store.finish(job_id, {"status": JobStatus.FINISHED.value, "outputs": outputs, "timings": timings,
                                     "cache": dict(built.cache, **record.get("cache", {})),
                                     "ir_hash": built.frontend.ir_hash, "log": ran.log, "warnings": ran.warnings,
                                     "error": None}, record, frontend[0])

@@ -1,0 +1,56 @@
+"""The rules a launch's arguments obey, in one place: the client checks them early (a friendly
+error before anything is sent), the API authoritatively (server/models.py, server/admission.py),
+and the worker trusts the API's record. Pure: numpy only, no pydantic or FastAPI (the client
+package does not have them). Each check returns the problem as the user reads it, or None."""
+from __future__ import annotations
+
+import math
+from typing import Any, Collection, Optional, Sequence
+
+import numpy as np
+
+TENSOR_DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
+                 "float32", "float64")
+SCALAR_DTYPES = ("int", "float", "bool", "str") + TENSOR_DTYPES  # int: a Python int, int64 on the device
+INT64 = (-2 ** 63, 2 ** 63 - 1)
+FLOAT_MAX = {"float16": 65504.0, "float32": 3.4028234663852886e38}
+
+
+def count_problem(kernel: str, names: Sequence[str], given: int) -> Optional[str]:
+    """A launch gives each of the kernel's parameters (`names`) one argument."""
+    if given == len(names):
+        return None
+    return f"kernel '{kernel}' takes {len(names)} arguments ({', '.join(names)}), got {given}"
+
+
+def tensor_dtype_problem(name: str, dtype: np.dtype) -> Optional[str]:
+    if dtype.kind in "biuf":
+        return None
+    return f"tensor '{name}' has dtype {dtype}: only bool, int, uint and float tensors can be kernel arguments"
+
+
+def scalar_problem(dtype: str, value: Any) -> Optional[str]:
+    """A scalar's value is one of its dtype: int dtypes an integer in range, float dtypes any
+    number (NaN and infinities too, as a Python float can be), bool true or false, str a string."""
+    if dtype == "str":
+        return None if isinstance(value, str) else f"got {value!r}, not a string"
+    if dtype == "bool":
+        return None if isinstance(value, bool) else f"got {value!r}, not true or false"
+    if isinstance(value, (bool, str)):
+        return f"got {value!r}, not a number"
+    if dtype == "float" or dtype.startswith("float"):
+        limit = FLOAT_MAX.get(dtype)
+        if limit is not None and math.isfinite(value) and abs(value) > limit:
+            return f"{value!r} is out of its range"
+        return None
+    if not isinstance(value, int):
+        return f"got {value!r}, not an integer"
+    low, high = INT64 if dtype == "int" else (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max))
+    return None if low <= value <= high else f"{value} is outside [{low}, {high}]"
+
+
+def string_problem(name: str, constexprs: Collection[str]) -> Optional[str]:
+    """A string argument is only for a ConstExpr parameter (it specializes the kernel)."""
+    if name in constexprs:
+        return None
+    return f"argument '{name}' is a string: only a ConstExpr parameter takes one"

@@ -1,0 +1,155 @@
+"""Whether a job is taken: the launch arguments against the kernel (launch_checks, as the client
+checks them), the tenant's limits and quotas, a live worker to serve it, and the submission's
+Idempotency-Key. An admitted job is stored and queued; the worker trusts what is admitted here."""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from typing import Dict, Optional, Tuple
+
+from ..compiler import structs
+from ..compiler.bundle import KernelBundle, validate
+from ..compiler.errors import BundleRejected, KernelError
+from ..compiler.frontend import constexpr_params, param_names
+from ..job_status import JobStatus
+from ..launch_checks import count_problem, string_problem
+from .blob_store import BlobStore
+from .errors import ApiError
+from .models import JobRequest
+from .settings import Settings
+from .store import JobStore, PoolView
+from .tenants import Limits, Tenant
+
+SERVED_FOR_S = 1.0
+
+
+class Admission:
+    def __init__(self, jobs: JobStore, blobs: BlobStore, pool: PoolView, settings: Settings):
+        self.jobs, self.blobs, self.pool, self.settings = jobs, blobs, pool, settings
+        self._served_until: Dict[Tuple[str, Optional[str]], float] = {}  # (target, soc) -> until when it is
+
+    def admit(self, body: JobRequest, who: Tenant, idempotency_key: Optional[str], job_id: str) -> dict:
+        """The record of the job `body` makes (queued as `job_id`), or of the earlier job its
+        Idempotency-Key made; ApiError if it is refused. Blocking (the bundle's checks cost CPU)."""
+        limits = who.limits
+        bundle_json = body.bundle.model_dump()
+        bundle_bytes = len(json.dumps(bundle_json))
+        if bundle_bytes > limits.max_bundle_bytes:
+            raise ApiError(413, "limit", f"kernel bundle of {bundle_bytes} bytes exceeds the "
+                                         f"{limits.max_bundle_bytes}-byte limit (max_bundle_bytes)")
+        if body.core_num > limits.max_core_num:
+            raise ApiError(413, "limit", f"core_num {body.core_num} exceeds the limit of {limits.max_core_num} "
+                                         "(max_core_num)")
+        try:
+            bundle = KernelBundle.from_json(bundle_json)
+            validate(bundle)
+            names = param_names(bundle)
+            constexprs = set(constexpr_params(bundle))
+        except BundleRejected as e:
+            raise ApiError(422, "bundle_rejected", str(e)) from None
+        problem = count_problem(bundle.entry, names, len(body.args))
+        if problem:
+            raise ApiError(400, "bad_request", problem)
+        _check_struct_args(body)
+        for name, arg in zip(names, body.args):
+            problem = string_problem(name, constexprs) if arg.kind == "scalar" and arg.dtype == "str" else None
+            if problem:
+                raise ApiError(422, "bad_request", problem)
+        in_flight = self._check_tensor_args(body, names, who)
+        timeout = body.timeout or self.settings.job_timeout_s
+        if timeout > self.settings.max_job_timeout_s:
+            raise ApiError(400, "bad_request", f"timeout {timeout:g} s exceeds the limit of "
+                                               f"{self.settings.max_job_timeout_s} s")
+        if not self._served(body.target, body.soc):
+            raise self._unserved(body.target, body.soc)
+        record = {"id": job_id, "status": JobStatus.QUEUED.value, "tenant": who.name, "target": body.target,
+                  "soc": body.soc, "core_num": body.core_num, "kernel": bundle.entry, "bounds": body.bounds,
+                  "created_at": time.time()}
+        args, inputs = [], {}
+        for arg in body.args:  # an inline tensor's bytes go apart, raw: no base64 in and out of JSON again
+            args.append(arg.model_dump(exclude_none=True, exclude={"data"}))
+            if arg.kind == "tensor" and arg.raw is not None:
+                args[-1]["input"] = str(len(inputs))
+                inputs[args[-1]["input"]] = arg.raw
+        spec = {"tenant": who.name, "bundle": bundle.to_json(), "core_num": body.core_num, "target": body.target,
+                "args": args, "options": body.options, "timeout": timeout, "bounds": body.bounds}
+        idempotency = None
+        if idempotency_key:
+            idempotency = (idempotency_key, hashlib.sha256(body.model_dump_json().encode()).hexdigest())
+        verdict, value = self.jobs.admit(record, spec, inputs, in_flight, limits, idempotency)
+        if verdict == "earlier":
+            return value
+        if verdict != "admitted":
+            raise _refusal(verdict, value, limits)
+        return record
+
+    def _served(self, target: str, soc: Optional[str]) -> bool:
+        """Whether a live worker serves `target` (and `soc`). A yes holds for SERVED_FOR_S: a round
+        trip fewer per launch; a job that comes to a pool whose last worker died just then waits."""
+        if self._served_until.get((target, soc), 0.0) > time.monotonic():
+            return True
+        if self.pool.live_workers(target, soc) == 0:
+            return False
+        self._served_until[(target, soc)] = time.monotonic() + SERVED_FOR_S
+        return True
+
+    def _unserved(self, target: str, soc: Optional[str]) -> ApiError:
+        """503 at once: a job nobody serves never waits in a queue nobody reads."""
+        if soc is None:
+            return ApiError(503, "unavailable", f"no worker serves target '{target}' right now")
+        socs = sorted({s for said in self.pool.live_capabilities(target).values() for s in said.get("socs", [])})
+        return ApiError(503, "unavailable", f"no worker serves SOC '{soc}' on target '{target}' right now; served: "
+                                            f"{', '.join(socs) if socs else 'none'}", served=socs)
+
+    def _check_tensor_args(self, body: JobRequest, names, who: Tenant) -> int:
+        """Total tensor bytes; every blob present and of the size its dtype and shape say (inline
+        data was checked by the model)."""
+        uploaded = [(n, a) for n, a in zip(names, body.args) if a.kind == "tensor" and a.blob is not None]
+        sizes = self.blobs.sizes(who.name, [a.blob for _, a in uploaded])
+        missing = sorted({arg.blob for (_, arg), size in zip(uploaded, sizes) if size is None})
+        if missing:
+            raise ApiError(409, "missing_blobs", f"{len(missing)} tensor blob(s) are not on the server: upload "
+                                                 "them, then submit again", missing=missing)
+        for (name, arg), size in zip(uploaded, sizes):
+            if arg.nbytes != size:
+                raise ApiError(400, "bad_request", f"tensor '{name}': {arg.dtype}{arg.shape} needs {arg.nbytes} "
+                                                   f"bytes but its blob has {size}")
+        for name, arg in zip(names, body.args):  # sent as nothing, but the worker holds it as a blob's bytes
+            if arg.kind == "tensor" and arg.zeros and arg.nbytes > who.limits.max_blob_bytes:
+                raise ApiError(413, "limit", f"tensor '{name}' of {arg.nbytes} bytes (zeros) exceeds the "
+                                             f"{who.limits.max_blob_bytes}-byte limit (max_blob_bytes)")
+        return sum(a.nbytes for a in body.args if a.kind == "tensor")
+
+
+def _check_struct_args(body: JobRequest) -> None:
+    """Each struct argument names a struct of the bundle and gives each field a value of its
+    dtype (the worker would otherwise pack a wrapped or truncated value)."""
+    struct_args = [(i, a) for i, a in enumerate(body.args) if a.kind == "struct"]
+    if not struct_args and not body.bundle.structs:
+        return
+    try:
+        defs = structs.definitions_from_json({n: d.model_dump() for n, d in body.bundle.structs.items()})
+    except BundleRejected as e:
+        raise ApiError(422, "bundle_rejected", str(e)) from None
+    for i, arg in struct_args:
+        if arg.dtype not in defs:
+            raise ApiError(422, "bad_request", f"argument {i} is a struct {arg.dtype}, which the bundle "
+                                               "does not define")
+        try:
+            structs.check_value(defs, arg.dtype, arg.value)
+        except KernelError as e:
+            raise ApiError(422, "bad_request", f"argument {i}: {e}") from None
+
+
+def _refusal(verdict: str, value: Optional[str], limits: Limits) -> ApiError:
+    if verdict == "mismatch":
+        return ApiError(422, "bad_request", "this Idempotency-Key was used for a different submission")
+    if verdict == "rate":
+        return ApiError(429, "limit", f"more than {limits.launches_per_minute} launches this minute "
+                                      "(launches_per_minute)")
+    if verdict == "active":
+        return ApiError(429, "limit", f"you have {value} jobs queued or running, the limit is "
+                                      f"{limits.max_active_jobs} (max_active_jobs)")
+    return ApiError(429, "limit", f"tensor bytes of your queued and running jobs would exceed "
+                                  f"{limits.max_bytes_in_flight} (max_bytes_in_flight)")

@@ -1,0 +1,46 @@
+"""What the routers share, as FastAPI dependencies: the service's parts (built once by
+create_app, kept on app.state) and the caller's tenant."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from fastapi import Header, Request
+
+from .admission import Admission
+from .blob_store import AsyncBlobStore, BlobStore
+from .ended import EndedJobs
+from .errors import ApiError
+from .settings import Settings
+from .store import JobReader, JobStore, PoolView
+from .tenants import Tenant, Tenants
+
+
+@dataclass(frozen=True)
+class Service:
+    settings: Settings
+    tenants: Tenants
+    jobs: JobStore  # blocking: routes FastAPI runs in its thread pool
+    job_reader: JobReader  # async: the long polls
+    blobs: BlobStore
+    async_blobs: AsyncBlobStore  # streamed uploads and downloads
+    pool: PoolView
+    ended: EndedJobs
+    admission: Admission
+
+
+def service(request: Request) -> Service:
+    return request.app.state.service
+
+
+def tenant(request: Request, authorization: Optional[str] = Header(None, include_in_schema=False)) -> Tenant:
+    """The caller, by its bearer token (401 without a valid one); a POST body over its
+    max_request_bytes is refused (413) before it is read."""
+    found = service(request).tenants.authenticate(authorization)
+    if found is None:
+        raise ApiError(401, "unauthorized", "a valid bearer token is required (Authorization: Bearer <token>)")
+    length = request.headers.get("content-length")
+    if request.method == "POST" and length and length.isdigit() and int(length) > found.limits.max_request_bytes:
+        raise ApiError(413, "limit", f"request body of {length} bytes exceeds your "
+                                     f"{found.limits.max_request_bytes}-byte limit (max_request_bytes)")
+    return found

@@ -1,0 +1,112 @@
+"""Jobs: submitted (admission.py decides), listed, long-polled until they end, and the Ascend C
+and IR pyasc generated for them."""
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Awaitable, Callable, Optional
+
+from fastapi import APIRouter, Depends, Header, Query
+from fastapi.responses import PlainTextResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from ...job_status import TERMINAL
+from ..deps import Service, service, tenant
+from ..ended import Waiter
+from ..errors import ApiError
+from ..models import JobList, JobRequest, JobResult
+from ..settings import Settings
+from ..tenants import Tenant
+
+
+def own_job(record: Optional[dict], job_id: str, who: Tenant) -> dict:
+    """The record if it is the tenant's; another tenant's job is as unknown as a missing one."""
+    if record is None or record.get("tenant") != who.name:
+        raise ApiError(404, "not_found", f"no job {job_id} (unknown, or its result expired)")
+    return record
+
+
+def job_response(record: dict, status: int = 200) -> Response:
+    """The record as JobResult, serialized by pydantic in one step: a finished job's inline
+    outputs make it tens of KiB, which FastAPI's validate-then-json.dumps path costs twice."""
+    return Response(JobResult.model_validate(record).model_dump_json(), status, media_type="application/json")
+
+
+async def follow(waiter: Waiter, record: dict, wait: float, read: Callable[[], Awaitable[dict]]) -> dict:
+    """`record` as it is once terminal, or after `wait` seconds (no polling: a job's terminal
+    record is published when it ends, and the waiter hands it over); `read()` reads it anew."""
+    deadline = asyncio.get_running_loop().time() + wait
+    while record["status"] not in TERMINAL:
+        remaining = deadline - asyncio.get_running_loop().time()
+        if remaining <= 0 or not await waiter.wait(remaining):
+            break
+        record = waiter.take() or await read()
+    return record
+
+
+async def read_job(svc: Service, job_id: str, who: Tenant) -> dict:
+    return own_job(await svc.job_reader.get(job_id), job_id, who)
+
+
+async def wait_for_end(svc: Service, job_id: str, wait: float, who: Tenant) -> dict:
+    """The job's record once it is terminal, or as it is after `wait` seconds."""
+    if wait <= 0:
+        return await read_job(svc, job_id, who)
+    with svc.ended.watch(job_id) as waiter:  # before reading: an end in between is not missed
+        return await follow(waiter, await read_job(svc, job_id, who), wait, lambda: read_job(svc, job_id, who))
+
+
+def job_file(svc: Service, job_id: str, field: str, who: Tenant) -> str:
+    own_job(svc.jobs.get(job_id), job_id, who)
+    entry = svc.jobs.frontend_entry(job_id)
+    if entry is None:
+        raise ApiError(404, "not_found", f"job {job_id} has no generated {field} (it failed before codegen, "
+                                           "or has not run yet)")
+    return entry[field]
+
+
+def router(settings: Settings) -> APIRouter:
+    """The routes; a function of the settings, as the cap on `wait` is part of the OpenAPI schema."""
+    routes = APIRouter(tags=["jobs"])
+    wait_query = dict(ge=0, le=settings.max_wait_s)
+
+    @routes.get("/v1/jobs", response_model=JobList)
+    def list_jobs(limit: int = Query(20, ge=1, le=500), who: Tenant = Depends(tenant),
+                  svc: Service = Depends(service)):
+        """Your most recent jobs, newest first (without their logs: GET /v1/jobs/{id} has them)."""
+        return {"jobs": [dict(job, log=None) for job in svc.jobs.recent(who.name, limit)]}
+
+    @routes.post("/v1/jobs", status_code=202, response_model=JobResult)
+    async def submit_job(body: JobRequest, wait: float = Query(0, **wait_query, description=(
+            "seconds to wait for the job to end before answering (the answer is 202 either way)")),
+                         idempotency_key: Optional[str] = Header(None, max_length=128, description=(
+                             "a retried submission with the same key returns the first one's job")),
+                         who: Tenant = Depends(tenant), svc: Service = Depends(service)):
+        """Queue a launch. Tensors up to INLINE_BYTES may travel inline (`data`); bigger ones must be
+        uploaded first; if some are not, the answer is 409 with their digests in error.missing."""
+        job_id = uuid.uuid4().hex
+        with svc.ended.watch(job_id) as waiter:  # before the job exists: its end cannot be missed
+            # Off the event loop: checking a bundle (its structs, its source) costs CPU.
+            record = await run_in_threadpool(svc.admission.admit, body, who, idempotency_key, job_id)
+            if wait > 0 and record["id"] == job_id:
+                return job_response(await follow(waiter, record, wait, lambda: read_job(svc, job_id, who)), 202)
+        # an earlier job, by its Idempotency-Key
+        return job_response(await wait_for_end(svc, record["id"], wait, who) if wait > 0 else record, 202)
+
+    @routes.get("/v1/jobs/{job_id}", response_model=JobResult)
+    async def get_job(job_id: str, wait: float = Query(0, **wait_query,
+                                                       description="seconds to wait for a terminal state"),
+                      who: Tenant = Depends(tenant), svc: Service = Depends(service)):
+        return job_response(await wait_for_end(svc, job_id, wait, who))
+
+    @routes.get("/v1/jobs/{job_id}/source", response_class=PlainTextResponse)
+    def job_source(job_id: str, who: Tenant = Depends(tenant), svc: Service = Depends(service)):
+        """The Ascend C that pyasc generated for this job."""
+        return job_file(svc, job_id, "source", who)
+
+    @routes.get("/v1/jobs/{job_id}/ir", response_class=PlainTextResponse)
+    def job_ir(job_id: str, who: Tenant = Depends(tenant), svc: Service = Depends(service)):
+        """The ASC-IR after pyasc's pass pipeline."""
+        return job_file(svc, job_id, "ir", who)
+
+    return routes
