@@ -514,6 +514,37 @@ class PoolView:
     def queue_depth(self, target: str) -> Tuple[int, Optional[float]]:
         return queue_depth(self.connection, target)
 
+    def queues(self, target: str) -> Dict[Tuple[str, str], Tuple[int, Optional[float]]]:
+        """(SOC, stage) -> jobs waiting in the target's queues of that SOC and stage (every tenant's),
+        and how long the oldest of those at their heads has waited (s; None: no job waits)."""
+        socs = sorted(s.decode() for s in self.connection.smembers(queue_socs_key(target)))
+        places = [(soc, stage) for soc in socs for stage in STAGES]
+        with self.connection.pipeline(transaction=False) as pipe:
+            for soc, stage in places:
+                pipe.smembers(queues_key(target, soc, stage))
+            names = pipe.execute()
+        lists = [(place, f"{Queue.redis_queue_namespace_prefix}{name.decode()}")
+                 for place, found in zip(places, names) for name in found]
+        with self.connection.pipeline(transaction=False) as pipe:
+            for _, key in lists:
+                pipe.llen(key)
+                pipe.lindex(key, 0)
+            answers = pipe.execute()
+        depth: Dict[Tuple[str, str], int] = {}
+        heads: Dict[Tuple[str, str], List[str]] = {}
+        for (place, _), length, head in zip(lists, answers[0::2], answers[1::2]):
+            depth[place] = depth.get(place, 0) + length
+            if head is not None:  # an RQ job id: the job's, or <job id>-<stage> once handed on (hand_off)
+                heads.setdefault(place, []).append(head.decode().split("-")[0])
+        now = time.time()
+        answer = {}
+        for place, count in depth.items():
+            keys = [job_key(h) for h in heads.get(place, [])]
+            records = [json.loads(r) for r in (self.connection.mget(keys) if keys else []) if r]
+            since = [r.get("queued_at", r.get("created_at", now)) for r in records]
+            answer[place] = (count, now - min(since) if since else None)
+        return answer
+
 
 class JobReader:
     """The API's async reads of a job (its long polls stay off the thread pool)."""
