@@ -1,4 +1,5 @@
-"""Redis layout of the service: blobs, job records and results, the shared compile caches.
+"""Redis layout of the service: blobs, job records and results, the shared compile caches. All
+of the service's Redis access goes through this module and blob_store.py (the blobs' side).
 
 Keys (all under "ascrun:"):
   blob:<tenant>:<sha256>   a blob's size in bytes, TTL blob_ttl_s; each tenant sees only its own

@@ -95,9 +95,9 @@ def _caches(connection: redis.Redis, ttl_s: int) -> MemoryCache:
 
 
 def _arg_specs(bundle: KernelBundle, args: List[Dict[str, Any]]) -> List[ArgSpec]:
-    """What the frontend specializes on: each argument's kind and dtype, and the value of scalars
-    and structs (checked against the bundle by the API)."""
-    return [ArgSpec("tensor", np.dtype(arg["dtype"]).name) if arg["kind"] == "tensor"
+    """What the frontend specializes on: each argument's kind and dtype (a numpy name: the API took
+    no other), and the value of scalars and structs (checked against the bundle by the API)."""
+    return [ArgSpec("tensor", arg["dtype"]) if arg["kind"] == "tensor"
             else ArgSpec(arg["kind"], arg["dtype"], arg["value"]) for arg in args]
 
 
@@ -161,14 +161,14 @@ def run_job(job_id: str, stage: Optional[str] = None) -> str:
     if spec is None:
         store.fail(job_id, "bad_request", "the job's launch spec expired before a worker took it", record)
         return "failed"
-    timeout_s = float(spec.get("timeout") or settings.job_timeout_s)
+    timeout_s = spec["timeout"]
     stages: Dict[str, Dict[str, Any]] = record.setdefault("stages", {})  # stage -> its worker and seconds
     deadline = jail.Deadline(timeout_s - sum(s["seconds"] for s in stages.values()))  # the jails die when it passes
     done = _start_heartbeat(store, job_id)
     tenant = spec["tenant"]
     timings = record.setdefault("timings", {})  # an earlier stage's, if the job was handed on
     timings["queue"] = timings.get("queue", 0.0) + max(
-        0.0, record["started_at"] - record.get("queued_at", record.get("created_at", record["started_at"])))
+        0.0, record["started_at"] - record.get("queued_at", record["created_at"]))
     frontend: List[str] = []  # the frontend cache key once known: where the job's Ascend C and IR are
 
     def fail(kind: str, message: str, **report) -> bool:
@@ -179,7 +179,7 @@ def run_job(job_id: str, stage: Optional[str] = None) -> str:
     try:
         bundle = KernelBundle.from_json(spec["bundle"])
         specs = _arg_specs(bundle, spec["args"])
-        options = spec.get("options") or {}
+        options = spec["options"]
         target = served.for_job(tenant, deadline)
         cache = _caches(store.connection, settings.artifact_ttl_s)
         if "build" in served.stages:
@@ -200,7 +200,7 @@ def run_job(job_id: str, stage: Optional[str] = None) -> str:
         start = time.perf_counter()
         blobs = _blobs(store.connection)
         values = _values(blobs, bundle, spec)
-        ran = pipeline.run(built, target, int(spec["core_num"]), values, bounds=spec.get("bounds", "fault"))
+        ran = pipeline.run(built, target, spec["core_num"], values, bounds=spec["bounds"])
         outputs = {name: _output(blobs, tenant, values[name]) for name in ran.written}
         stages["run"] = {"worker": worker, "seconds": time.perf_counter() - start}
         timings.update(run=ran.seconds, **ran.timings, total=sum(s["seconds"] for s in stages.values()))
