@@ -1,5 +1,6 @@
 """Redis layout of the service: blobs, job records and results, the shared compile caches. All
-of the service's Redis access goes through this module and blob_store.py (the blobs' side).
+of the service's Redis access goes through this module, blob_store.py (the blobs' side) and
+metrics.py (the pool's metrics).
 
 Keys (all under "ascrun:"):
   blob:<tenant>:<sha256>   a blob's size in bytes, TTL blob_ttl_s; each tenant sees only its own
@@ -27,6 +28,7 @@ Keys (all under "ascrun:"):
                            within WORKER_TTL_S), of the workers serving that stage
   worker:<name>            what a live worker serves: target -> capabilities (socs, cores, versions)
   frontend-<key>, artifact-<key>   the pipeline caches, shared by every worker
+  metrics                  hash: the pool's counters and histograms (metrics.py), kept until Redis is emptied
 Channel done:<id> carries a job's terminal record when it reaches it.
 """
 from __future__ import annotations
