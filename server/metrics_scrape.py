@@ -20,6 +20,8 @@ COUNTERS = {  # recorded series -> (metric name, help)
 
 
 class PoolCollector(Collector):
+    """prometheus-client calls collect() at each scrape: nothing of the pool is kept in the API."""
+
     def __init__(self, connection: redis.Redis):
         self.connection = connection
         self.pool = store.PoolView(connection)
