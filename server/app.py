@@ -18,6 +18,7 @@ from .blob_store import AsyncBlobStore, BlobStore
 from .deps import Service
 from .ended import EndedJobs
 from .errors import RESPONSES, error_response, handle_errors
+from .metrics_http import mount_metrics
 from .routers import blobs, jobs, pool
 from .settings import Settings
 from .store import JobReader, JobStore, PoolView
@@ -83,4 +84,5 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
     app.include_router(pool.router)
     app.include_router(blobs.router)
     app.include_router(jobs.router(settings))
+    mount_metrics(app, settings, sync_redis, async_redis)
     return app

@@ -43,6 +43,8 @@ class Settings:
     max_job_timeout_s: int = 600
     max_wait_s: int = 60
     unserved_grace_s: int = 60  # a queued job whose queue no live worker has read this long fails
+    metrics_port: int = 0  # 0: /metrics on the API's port, behind its tokens; else on this port, without them
+    metrics_host: str = "0.0.0.0"  # where metrics_port listens
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -58,4 +60,6 @@ class Settings:
             max_job_timeout_s=_int("ASCRUN_MAX_JOB_TIMEOUT", cls.max_job_timeout_s),
             max_wait_s=_int("ASCRUN_MAX_WAIT", cls.max_wait_s),
             unserved_grace_s=_int("ASCRUN_UNSERVED_GRACE", cls.unserved_grace_s),
+            metrics_port=_int("ASCRUN_METRICS_PORT", cls.metrics_port),
+            metrics_host=os.environ.get("ASCRUN_METRICS_HOST") or cls.metrics_host,
         )

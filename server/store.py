@@ -1,5 +1,6 @@
 """Redis layout of the service: blobs, job records and results, the shared compile caches. All
-of the service's Redis access goes through this module and blob_store.py (the blobs' side).
+of the service's Redis access goes through this module, blob_store.py (the blobs' side) and
+metrics.py (the pool's metrics).
 
 Keys (all under "ascrun:"):
   blob:<tenant>:<sha256>   a blob's size in bytes, TTL blob_ttl_s; each tenant sees only its own
@@ -27,6 +28,7 @@ Keys (all under "ascrun:"):
                            within WORKER_TTL_S), of the workers serving that stage
   worker:<name>            what a live worker serves: target -> capabilities (socs, cores, versions)
   frontend-<key>, artifact-<key>   the pipeline caches, shared by every worker
+  metrics                  hash: the pool's counters and histograms (metrics.py), kept until Redis is emptied
 Channel done:<id> carries a job's terminal record when it reaches it.
 """
 from __future__ import annotations
@@ -46,6 +48,7 @@ from rq.serializers import JSONSerializer
 from rq.utils import utcparse
 
 from ..job_status import TERMINAL, JobStatus
+from . import metrics
 from .settings import Settings
 
 PREFIX = "ascrun:"
@@ -324,6 +327,7 @@ class JobStore:
             # RQ's job and the queue's name in one transaction
             with self.connection.pipeline() as pipe:
                 enqueue(self.connection, pipe, record, spec["timeout"], ttl)
+                metrics.inline_received(pipe, inputs)
                 pipe.execute()
         return verdict, value[0].decode() if value else None
 
@@ -390,6 +394,8 @@ class JobStore:
         won = self._finish(keys=[final_key(job_id), active, STARTED, QUEUED, alive_key(job_id), done_channel(job_id),
                                  files_key(job_id)],
                            args=[json.dumps(record), self.settings.result_ttl_s, job_id, frontend_key or ""])
+        if won:
+            metrics.job_ended(self.connection, record)
         return bool(won)
 
     def fail(self, job_id: str, kind: str, message: str, record: Optional[Dict[str, Any]] = None,
@@ -510,6 +516,37 @@ class PoolView:
 
     def queue_depth(self, target: str) -> Tuple[int, Optional[float]]:
         return queue_depth(self.connection, target)
+
+    def queues(self, target: str) -> Dict[Tuple[str, str], Tuple[int, Optional[float]]]:
+        """(SOC, stage) -> jobs waiting in the target's queues of that SOC and stage (every tenant's),
+        and how long the oldest of those at their heads has waited (s; None: no job waits)."""
+        socs = sorted(s.decode() for s in self.connection.smembers(queue_socs_key(target)))
+        places = [(soc, stage) for soc in socs for stage in STAGES]
+        with self.connection.pipeline(transaction=False) as pipe:
+            for soc, stage in places:
+                pipe.smembers(queues_key(target, soc, stage))
+            names = pipe.execute()
+        lists = [(place, f"{Queue.redis_queue_namespace_prefix}{name.decode()}")
+                 for place, found in zip(places, names) for name in found]
+        with self.connection.pipeline(transaction=False) as pipe:
+            for _, key in lists:
+                pipe.llen(key)
+                pipe.lindex(key, 0)
+            answers = pipe.execute()
+        depth: Dict[Tuple[str, str], int] = {}
+        heads: Dict[Tuple[str, str], List[str]] = {}
+        for (place, _), length, head in zip(lists, answers[0::2], answers[1::2]):
+            depth[place] = depth.get(place, 0) + length
+            if head is not None:  # an RQ job id: the job's, or <job id>-<stage> once handed on (hand_off)
+                heads.setdefault(place, []).append(head.decode().split("-")[0])
+        now = time.time()
+        answer = {}
+        for place, count in depth.items():
+            keys = [job_key(h) for h in heads.get(place, [])]
+            records = [json.loads(r) for r in (self.connection.mget(keys) if keys else []) if r]
+            since = [r.get("queued_at", r.get("created_at", now)) for r in records]
+            answer[place] = (count, now - min(since) if since else None)
+        return answer
 
 
 class JobReader:

@@ -1,0 +1,102 @@
+"""The pool's metrics, kept in Redis: what any process of the pool (a worker on another host, the
+API's reaper) adds is what every API server's /metrics shows. metrics_http.py turns them into
+Prometheus text at scrape time, with the queue depths and live workers read from the store then.
+
+One hash, ascrun:metrics (store.PREFIX's namespace), field JSON [series, label values...] -> a
+count or a sum. A histogram is a count per bucket (not cumulative: one HINCRBY per observation),
+and its sum. Recording never fails what it records: a Redis error drops the sample,
+not the job. store.py records each job's end here, so this module imports nothing of it.
+"""
+from __future__ import annotations
+
+import bisect
+import json
+import math
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+import redis
+import redis.asyncio as aioredis
+
+METRICS_KEY = "ascrun:metrics"
+# seconds: a cached launch's stages are milliseconds, a cold build tens of seconds
+STAGE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0,
+                 300.0, math.inf)
+JOB_STAGES = ("queue", "frontend", "build", "run")  # of a job's timings; upload and download are the API's
+CACHED_STAGES = ("frontend", "build")
+LABELS = {  # series -> its label names
+    "jobs": ("target", "soc", "status", "error_kind"),
+    "cache": ("target", "stage", "result"),
+    "stage_seconds": ("target", "stage"),
+    "bytes": ("direction", "kind"),
+}
+NO_SOC = "any"  # a job naming no SOC (store.ANY_SOC), a worker serving none
+
+
+def _field(series: str, *values: Any) -> str:
+    return json.dumps([series, *(str(v) for v in values)])
+
+
+def _count(pipe, series: str, labels: Tuple, amount: float = 1) -> None:
+    if isinstance(amount, int):
+        pipe.hincrby(METRICS_KEY, _field(series, *labels), amount)
+    else:
+        pipe.hincrbyfloat(METRICS_KEY, _field(series, *labels), amount)
+
+
+def _observe(pipe, series: str, labels: Tuple, seconds: float) -> None:
+    _count(pipe, f"{series}:bucket", (*labels, bisect.bisect_left(STAGE_BUCKETS, seconds)))
+    _count(pipe, f"{series}:sum", labels, float(seconds))
+
+
+def _output_bytes(output: Dict[str, Any]) -> int:
+    return int(np.prod(output["shape"], dtype=np.int64)) * np.dtype(output["dtype"]).itemsize
+
+
+def job_ended(connection: redis.Redis, record: Dict[str, Any]) -> None:
+    """A job reached its terminal record (store.JobStore.finish, once per job): its outcome, the
+    time of each stage it went through, its cache hits and misses, its inline outputs' bytes."""
+    target, soc = record.get("target", "unknown"), record.get("soc") or NO_SOC
+    error = record.get("error") or {}
+    try:
+        with connection.pipeline(transaction=False) as pipe:
+            _count(pipe, "jobs", (target, soc, record["status"], error.get("kind", "none")))
+            for stage, seconds in (record.get("timings") or {}).items():
+                if stage in JOB_STAGES:
+                    _observe(pipe, "stage_seconds", (target, stage), seconds)
+            for stage, result in (record.get("cache") or {}).items():
+                if stage in CACHED_STAGES:
+                    _count(pipe, "cache", (target, stage, result))
+            inline = sum(_output_bytes(o) for o in (record.get("outputs") or {}).values() if "data" in o)
+            if inline:
+                _count(pipe, "bytes", ("out", "inline"), inline)
+            pipe.execute()
+    except redis.RedisError:
+        pass
+
+
+def inline_received(pipe: redis.client.Pipeline, inputs: Dict[str, bytes]) -> None:
+    """A submission's inline tensors were accepted: counted within `pipe`, the job's enqueueing."""
+    received = sum(len(data) for data in inputs.values())
+    if received:
+        _count(pipe, "bytes", ("in", "inline"), received)
+
+
+async def blob_moved(connection: aioredis.Redis, stage: str, seconds: float, size: int) -> None:
+    """A blob went through the API: `stage` "upload" (in) or "download" (out)."""
+    try:
+        async with connection.pipeline(transaction=False) as pipe:
+            _observe(pipe, "stage_seconds", ("", stage), seconds)  # of no target
+            _count(pipe, "bytes", ("in" if stage == "upload" else "out", "blob"), size)
+            await pipe.execute()
+    except redis.RedisError:  # redis.asyncio raises the same classes
+        pass
+
+
+def recorded(connection: redis.Redis) -> Dict[str, List[Tuple[Tuple[str, ...], float]]]:
+    """Every recorded series -> [(label values, value)]."""
+    series: Dict[str, List[Tuple[Tuple[str, ...], float]]] = {}
+    for field, value in connection.hgetall(METRICS_KEY).items():
+        name, *labels = json.loads(field)
+        series.setdefault(name, []).append((tuple(labels), float(value)))
+    return series

@@ -1,0 +1,87 @@
+"""What /metrics shows of the pool, read at each scrape: the series every process recorded
+(metrics.py), and through the store the queues' depths and oldest jobs and the live workers."""
+from __future__ import annotations
+
+from typing import Dict, Iterator, List, Tuple
+
+import redis
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
+
+from ..compiler.pipeline import TARGETS
+from . import metrics, store
+
+COUNTERS = {  # recorded series -> (metric name, help)
+    "jobs": ("ascrun_jobs", "Jobs ended, by target, SOC, status and error kind"),
+    "cache": ("ascrun_cache_lookups", "Compile cache lookups of the jobs ended, by target, stage and result"),
+    "bytes": ("ascrun_tensor_bytes", "Tensor bytes into and out of the service, by direction and kind (blob, inline)"),
+}
+
+
+class PoolCollector(Collector):
+    """prometheus-client calls collect() at each scrape: nothing of the pool is kept in the API."""
+
+    def __init__(self, connection: redis.Redis):
+        self.connection = connection
+        self.pool = store.PoolView(connection)
+
+    def collect(self) -> Iterator[Metric]:
+        up = GaugeMetricFamily("ascrun_metrics_redis_up", "Whether this scrape could read the pool's metrics from Redis")
+        try:
+            families = list(self._pool())
+        except redis.RedisError:
+            families = []
+        up.add_metric([], 1 if families else 0)
+        yield up
+        yield from families
+
+    def _pool(self) -> Iterator[Metric]:
+        recorded = metrics.recorded(self.connection)
+        for series, (name, doc) in COUNTERS.items():
+            family = CounterMetricFamily(name, doc, labels=metrics.LABELS[series])
+            for labels, value in sorted(recorded.get(series, [])):
+                family.add_metric(labels, value)
+            yield family
+        yield _histogram(recorded, "stage_seconds", "ascrun_stage_seconds",
+                         "Seconds of each stage: a job's queue, frontend, build and run; a blob's upload and download")
+        depth = GaugeMetricFamily("ascrun_queue_depth", "Jobs waiting, by target, SOC and stage queue",
+                                  labels=("target", "soc", "stage"))
+        oldest = GaugeMetricFamily("ascrun_queue_oldest_age_seconds", "How long the oldest waiting job has "
+                                   "waited (0: none waits)", labels=("target", "soc", "stage"))
+        workers = GaugeMetricFamily("ascrun_workers_live", "Live workers, by target, SOC and role (build, run)",
+                                    labels=("target", "soc", "role"))
+        for target in TARGETS:
+            for (soc, stage), (count, age) in sorted(self.pool.queues(target).items()):
+                depth.add_metric((target, soc, stage), count)
+                oldest.add_metric((target, soc, stage), age or 0.0)
+            for (soc, role), count in sorted(live_workers(self.pool, target).items()):
+                workers.add_metric((target, soc, role), count)
+        yield from (depth, oldest, workers)
+
+
+def _histogram(recorded: Dict[str, List], series: str, name: str, doc: str) -> HistogramMetricFamily:
+    """The recorded per-bucket counts, made cumulative as Prometheus wants them."""
+    family = HistogramMetricFamily(name, doc, labels=metrics.LABELS[series])
+    sums = dict(recorded.get(f"{series}:sum", []))
+    per_bucket: Dict[Tuple[str, ...], List[float]] = {}
+    for (*labels, index), count in recorded.get(f"{series}:bucket", []):
+        per_bucket.setdefault(tuple(labels), [0.0] * len(metrics.STAGE_BUCKETS))[int(index)] += count
+    for labels, counts in sorted(per_bucket.items()):
+        cumulative, buckets = 0.0, []
+        for bound, count in zip(metrics.STAGE_BUCKETS, counts):
+            cumulative += count
+            buckets.append((floatToGoString(bound), cumulative))
+        family.add_metric(labels, buckets, sums.get(labels, 0.0))
+    return family
+
+
+def live_workers(pool: store.PoolView, target: str) -> Dict[Tuple[str, str], int]:
+    """(SOC, stage) -> the target's live workers serving that stage and SOC (NO_SOC: a worker that
+    names none); a worker serving several SOCs counts under each."""
+    counts: Dict[Tuple[str, str], int] = {}
+    for said in pool.live_capabilities(target).values():
+        for stage in said.get("stages", store.STAGES):
+            for soc in said.get("socs") or [metrics.NO_SOC]:
+                counts[(soc, stage)] = counts.get((soc, stage), 0) + 1
+    return counts
