@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import redis
+from playwright.sync_api import expect, sync_playwright
 
 import ascrun
 import ops
@@ -37,7 +38,6 @@ def tenant_pool(redis_url, service):
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=str(CHROMIUM))
         yield chromium
@@ -63,7 +63,6 @@ def screenshot(page, tmp_path, name: str) -> Path:
 
 
 def test_open_mode_needs_no_token(service, page, tmp_path):
-    from playwright.sync_api import expect
     page.goto(f"{service.url}/dashboard")
     expect(page.locator("#health")).to_contain_text("open mode", timeout=EXPECT_MS)
     expect(page.locator("#pool tbody tr").first).to_contain_text("cpu", timeout=EXPECT_MS)
@@ -72,7 +71,6 @@ def test_open_mode_needs_no_token(service, page, tmp_path):
 
 
 def test_a_wrong_token_shows_the_apis_401(tenant_pool, page, tmp_path):
-    from playwright.sync_api import expect
     page.goto(f"{tenant_pool.url}/dashboard")
     expect(page.locator("#token-form")).to_be_visible(timeout=EXPECT_MS)  # the service has tenants
     enter_token(page, "not-the-token")
@@ -83,7 +81,6 @@ def test_a_wrong_token_shows_the_apis_401(tenant_pool, page, tmp_path):
 
 
 def test_a_launched_job_appears_finishes_and_shows_its_code_and_timings(tenant_pool, page, tmp_path):
-    from playwright.sync_api import expect
     page.goto(f"{tenant_pool.url}/dashboard")
     enter_token(page, TOKEN)
     expect(page.locator("#forget-token")).to_be_visible(timeout=EXPECT_MS)

@@ -28,7 +28,8 @@ async function readHealth() {
   const health = await get("v1/health");
   openMode = health.open_mode;
   const workers = Object.entries(health.workers).map(([target, count]) => `${count} ${target}`).join(", ");
-  $("health").textContent = `redis ${health.redis} · workers: ${workers} · ${openMode ? "open mode: no token needed" : "a token is needed"}`;
+  const access = openMode ? "open mode: no token needed" : "a token is needed";
+  $("health").textContent = `redis ${health.redis} · workers: ${workers} · ${access}`;
 }
 
 async function showFile(pre, path, language) {
@@ -62,10 +63,12 @@ async function drawJob() {
   $("job-error").textContent = job.error ? `${job.error.kind}: ${job.error.message}` : "";
   drawTimings($("timing-chart"), job.timings);
   drawOutputs($("outputs"), job.outputs);
-  $("warnings").replaceChildren(...(job.warnings.length ? job.warnings.map((w) => el("li", null, w)) : [el("li", "muted", "none")]));
+  const warnings = job.warnings.map((warning) => el("li", null, warning));
+  $("warnings").replaceChildren(...(warnings.length ? warnings : [el("li", "muted", "none")]));
   $("log").textContent = job.log || "(nothing printed)";
   if (TERMINAL.has(job.status)) {
-    await Promise.all([showFile($("source"), `v1/jobs/${id}/source`, "cpp"), showFile($("ir"), `v1/jobs/${id}/ir`, "mlir")]);
+    await Promise.all([showFile($("source"), `v1/jobs/${id}/source`, "cpp"),
+      showFile($("ir"), `v1/jobs/${id}/ir`, "mlir")]);
     finished = job;
   } else {
     $("source").replaceChildren(el("span", "muted", `not generated yet (${job.status})`));
@@ -78,7 +81,8 @@ async function poll() {
   if (needsToken) return;
   const [{ targets }, { jobs }] = await Promise.all([get("v1/targets"), get("v1/jobs?limit=20")]);
   // the list does not place a queued job in its queue: the job's own record does
-  const placed = await Promise.all(jobs.map((job) => (job.status === "queued" ? get(`v1/jobs/${job.id}`) : job)));
+  const place = (job) => get(`v1/jobs/${job.id}`).catch(() => job);  // it may have expired meanwhile
+  const placed = await Promise.all(jobs.map((job) => (job.status === "queued" ? place(job) : job)));
   drawPool($("pool"), targets);
   drawCacheRates($("cache-rates"), placed);
   drawJobs($("jobs").tBodies[0], placed, selectedId, (id) => { location.hash = `job=${id}`; });
@@ -91,6 +95,10 @@ function selectFromHash() {
   selectedId = new URLSearchParams(location.hash.slice(1)).get("job");
   finished = null;
   $("job").hidden = !selectedId;
+  for (const part of ["job-title", "job-facts", "timing-chart", "outputs", "warnings", "log", "source", "ir"]) {
+    $(part).replaceChildren();  // the previous job's, until this one's arrive
+  }
+  $("job-error").hidden = true;
   for (const tr of $("jobs").tBodies[0].rows) tr.classList.toggle("selected", tr.dataset.job === selectedId);
   if (!needsToken) drawJob().catch(report);
 }

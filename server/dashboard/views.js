@@ -55,7 +55,9 @@ export function drawCacheRates(container, jobs) {
 }
 
 export function statusText(job) {
-  if (job.status === "queued" && job.queue_position) return `queued: ${ordinal(job.queue_position)} of ${job.queue_depth}`;
+  if (job.status === "queued" && job.queue_position) {
+    return `queued: ${ordinal(job.queue_position)} of ${job.queue_depth}`;
+  }
   if (job.status === "started") return `running on ${job.worker ?? "a worker"}`;
   return job.status.replace("_", " ");
 }
@@ -66,12 +68,13 @@ function took(job) {
   return job.started_at ? `${seconds(Date.now() / 1000 - job.started_at)}…` : "";
 }
 
+const targetText = (job) => (job.soc ? `${job.target} (${job.soc})` : job.target);
 const cacheText = (job) => Object.entries(job.cache ?? {}).map(([cache, outcome]) => `${cache} ${outcome}`).join(", ");
 
 export function drawJobs(tbody, jobs, selectedId, onSelect) {
   const rows = jobs.map((job) => {
     const tr = row("td", [el("span", `status ${job.status}`, statusText(job)), job.kernel,
-      job.soc ? `${job.target} (${job.soc})` : job.target, String(job.core_num), clock(job.created_at), took(job),
+      targetText(job), String(job.core_num), clock(job.created_at), took(job),
       cacheText(job), job.id.slice(0, 12)]);
     tr.dataset.job = job.id;
     tr.classList.toggle("selected", job.id === selectedId);
@@ -93,7 +96,8 @@ export function drawTimings(chart, timings) {
   const bars = stages.map(([stage, s]) => {
     const bar = el("div", "bar");
     bar.style.width = `${Math.max((100 * s) / longest, 0.5)}%`;
-    const line = el("div", "stage", el("span", "label", stage), el("div", "track", bar), el("span", "value", seconds(s)));
+    const line = el("div", "stage", el("span", "label", stage), el("div", "track", bar),
+      el("span", "value", seconds(s)));
     line.dataset.stage = stage;
     return line;
   });
@@ -104,11 +108,12 @@ export function drawTimings(chart, timings) {
 export function drawOutputs(table, outputs) {
   const rows = Object.entries(outputs).map(([name, output]) =>
     row("td", [name, output.dtype, `[${output.shape.join(", ")}]`, output.blob ? "blob" : "inline"]));
-  table.replaceChildren(el("thead", null, row("th", ["output", "dtype", "shape", "returned"])), el("tbody", null, ...rows));
+  table.replaceChildren(el("thead", null, row("th", ["output", "dtype", "shape", "returned"])),
+    el("tbody", null, ...rows));
 }
 
 export function drawFacts(list, job) {
-  const facts = [["status", statusText(job)], ["kernel", job.kernel], ["target", job.soc ? `${job.target} (${job.soc})` : job.target],
+  const facts = [["status", statusText(job)], ["kernel", job.kernel], ["target", targetText(job)],
     ["cores", String(job.core_num)], ["bounds", job.bounds], ["submitted", clock(job.created_at)],
     ...Object.entries(job.stages ?? {}).map(([stage, done]) => [stage, `${done.worker}, ${seconds(done.seconds)}`]),
     ["cache", cacheText(job) || "–"], ["IR hash", job.ir_hash ?? "–"]];
