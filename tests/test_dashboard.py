@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+import httpx
 import numpy as np
 import pytest
 import redis
@@ -15,11 +16,9 @@ from playwright.sync_api import expect, sync_playwright
 import ascrun
 import ops
 from ascrun.server import store
-from conftest import ROOT, Service
+from conftest import ROOT, Service, start_redis
 
-CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=(
-    "no /usr/bin/chromium, the browser these tests drive (Debian's package chromium: `make test` installs it as root)"))
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's: Playwright's own browser builds cannot be downloaded here
 
 TOKEN = "dashboard-secret-token"
 GHOST_SOC = "GhostDash"  # a SOC only a heartbeat claims: jobs for it stay queued
@@ -27,17 +26,38 @@ EXPECT_MS = 20_000
 
 
 @pytest.fixture(scope="module")
-def tenant_pool(redis_url, service):
-    """A server with one tenant, "dash", served by the session's workers."""
+def own_redis(tmp_path_factory):
+    """Its own Redis: the jobs left queued for the ghost SOC must not weigh on other tests."""
+    proc, url = start_redis(tmp_path_factory.mktemp("dashboard-redis"))
+    yield url
+    proc.terminate()
+    proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def tenant_pool(own_redis):
+    """A server with one tenant, "dash", and a worker."""
     config = {"tenants": [{"name": "dash", "token_sha256": hashlib.sha256(TOKEN.encode()).hexdigest()}]}
-    svc = Service(redis_url, {"ASCRUN_TENANTS": json.dumps(config)})
-    svc.wait_for_workers(None)
+    svc = Service(own_redis, {"ASCRUN_TENANTS": json.dumps(config)})
+    svc.add_worker()
+    yield svc
+    svc.stop()
+
+
+@pytest.fixture(scope="module")
+def open_pool(own_redis, tenant_pool):
+    """The same pool (tenant_pool's worker) behind a server in open mode: no tenants."""
+    svc = Service(own_redis)
+    svc.wait_for_workers(1)
     yield svc
     svc.stop()
 
 
 @pytest.fixture(scope="module")
 def browser():
+    if not CHROMIUM.exists():
+        pytest.skip(f"no {CHROMIUM}, the browser these tests drive (Debian's package chromium; "
+                    "`make test` installs it when run as root)")
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=str(CHROMIUM))
         yield chromium
@@ -62,8 +82,18 @@ def screenshot(page, tmp_path, name: str) -> Path:
     return path
 
 
-def test_open_mode_needs_no_token(service, page, tmp_path):
-    page.goto(f"{service.url}/dashboard")
+def test_the_page_is_served_without_a_token_and_only_its_own_files(tenant_pool):
+    page = httpx.get(f"{tenant_pool.url}/dashboard")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert page.headers["content-security-policy"].startswith("default-src 'self'")
+    assert httpx.get(f"{tenant_pool.url}/dashboard/app.js").headers["content-type"].startswith("text/javascript")
+    for name in ("nothing.js", "..%2Fapp.py", "%2E%2E"):
+        missing = httpx.get(f"{tenant_pool.url}/dashboard/{name}")
+        assert missing.status_code == 404 and missing.json()["error"]["kind"] == "not_found", name
+
+
+def test_open_mode_needs_no_token(open_pool, page, tmp_path):
+    page.goto(f"{open_pool.url}/dashboard")
     expect(page.locator("#health")).to_contain_text("open mode", timeout=EXPECT_MS)
     expect(page.locator("#pool tbody tr").first).to_contain_text("cpu", timeout=EXPECT_MS)
     assert page.locator("#token-form").is_hidden() and page.locator("#error").is_hidden()
@@ -101,9 +131,9 @@ def test_a_launched_job_appears_finishes_and_shows_its_code_and_timings(tenant_p
         try:
             queued = [client.submit(ops.spin_kernel, 1, np.full(64, i, np.float32), np.zeros(64, np.float32), 1,
                                     soc=GHOST_SOC) for i in range(2)]
-            for place, handle in enumerate(queued, 1):
+            for handle, place in zip(queued, ("1st", "2nd")):
                 expect(page.locator(f'#jobs tr[data-job="{handle.id}"] .status')).to_have_text(
-                    f"queued: {['1st', '2nd'][place - 1]} of 2", timeout=EXPECT_MS)
+                    f"queued: {place} of 2", timeout=EXPECT_MS)
         finally:
             store.worker_gone(connection, ghost, "test-dashboard-ghost")
         record = client.job(launched.id)
