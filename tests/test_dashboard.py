@@ -15,6 +15,7 @@ from playwright.sync_api import expect, sync_playwright
 
 import ascrun
 import ops
+import report
 from ascrun.server import store
 from conftest import ROOT, Service, start_redis
 
@@ -150,3 +151,32 @@ def test_a_launched_job_appears_finishes_and_shows_its_code_and_timings(tenant_p
 
     page.goto(f"{tenant_pool.url}/dashboard#job={launched.id}")  # a link to the job, in a new load
     expect(page.locator("#job-title")).to_contain_text(launched.id, timeout=EXPECT_MS)
+
+
+def test_a_jobs_page_shows_its_log_warnings_and_error(tenant_pool, page, tmp_path):
+    """Three jobs, each opened by its link (#job=<id>): one that prints, one whose overrun is a
+    warning (bounds="warn"), and the same overrun as a fault."""
+    x = (np.arange(1000) * 0.5).astype(np.float32)
+    with ascrun.Client(tenant_pool.url, token=TOKEN) as client:
+        printed = client.launch(report.print_kernel, 1, np.ones(16, np.float32), np.ones(16, np.float16),
+                                np.ones(16, np.int32), 16, 0, 0, 1.5)
+        warned = client.launch(report.overrun_kernel, 16, x, np.zeros_like(x), 64, 32, 0, 0, bounds="warn")
+        faulted = client.submit(report.overrun_kernel, 16, x, np.zeros_like(x), 64, 32, 0, 0)
+        with pytest.raises(ascrun.KernelError) as fault:
+            faulted.result()
+    page.goto(f"{tenant_pool.url}/dashboard")
+    enter_token(page, TOKEN)
+
+    page.evaluate(f"location.hash = 'job={printed.job_id}'")
+    expect(page.locator("#log")).to_contain_text("[AIV Block 0/1] block 0 of 1: n=16 scale=1.500000", timeout=EXPECT_MS)
+    expect(page.locator("#warnings li")).to_have_text(["none"])
+
+    page.evaluate(f"location.hash = 'job={warned.job_id}'")
+    expect(page.locator("#warnings li")).to_have_text(warned.warnings, timeout=EXPECT_MS)
+    assert page.locator("#job-error").is_hidden()
+
+    page.evaluate(f"location.hash = 'job={faulted.id}'")
+    expect(page.locator("#job-error")).to_have_text(f"runtime_error: {fault.value}", timeout=EXPECT_MS)
+    expect(page.locator("#source .tok-function", has_text="overrun_kernel").first).to_be_visible()
+    expect(page.locator(f'#jobs tr[data-job="{faulted.id}"] .status')).to_have_text("failed")
+    screenshot(page, tmp_path, "failed-job")

@@ -108,6 +108,7 @@ export function drawTimings(chart, timings) {
 export function drawOutputs(table, outputs) {
   const rows = Object.entries(outputs).map(([name, output]) =>
     row("td", [name, output.dtype, `[${output.shape.join(", ")}]`, output.blob ? "blob" : "inline"]));
+  if (!rows.length) rows.push(row("td", ["none", "", "", ""]));
   table.replaceChildren(el("thead", null, row("th", ["output", "dtype", "shape", "returned"])),
     el("tbody", null, ...rows));
 }
