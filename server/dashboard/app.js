@@ -40,6 +40,17 @@ async function showFile(pre, path, language) {
   }
 }
 
+// What each part of the page shows, as JSON: a part is redrawn only when that changes, so that a
+// selection or a hover in it survives the polls.
+const drawn = {};
+function redraw(part, data, draw) {
+  const json = JSON.stringify(data);
+  if (drawn[part] !== json) {
+    drawn[part] = json;
+    draw();
+  }
+}
+
 // A 401 asks for a token; any other refusal is shown as the API words it.
 const report = (error) => (error.status === 401 ? askForToken(error) : showError(error));
 
@@ -83,9 +94,12 @@ async function poll() {
   // the list does not place a queued job in its queue: the job's own record does
   const place = (job) => get(`v1/jobs/${job.id}`).catch(() => job);  // it may have expired meanwhile
   const placed = await Promise.all(jobs.map((job) => (job.status === "queued" ? place(job) : job)));
-  drawPool($("pool"), targets);
-  drawCacheRates($("cache-rates"), placed);
-  drawJobs($("jobs").tBodies[0], placed, selectedId, (id) => { location.hash = `job=${id}`; });
+  redraw("pool", targets, () => drawPool($("pool"), targets));
+  redraw("cache", placed, () => drawCacheRates($("cache-rates"), placed));
+  // a running job's "took" grows: its row is redrawn every round
+  const running = placed.some((job) => job.status === "started") && Date.now();
+  redraw("jobs", [placed, selectedId, running], () =>
+    drawJobs($("jobs").tBodies[0], placed, selectedId, (id) => { location.hash = `job=${id}`; }));
   await drawJob();
   $("error").hidden = true;
   $("forget-token").hidden = openMode || !storedToken.get();

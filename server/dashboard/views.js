@@ -71,11 +71,17 @@ function took(job) {
 const targetText = (job) => (job.soc ? `${job.target} (${job.soc})` : job.target);
 const cacheText = (job) => Object.entries(job.cache ?? {}).map(([cache, outcome]) => `${cache} ${outcome}`).join(", ");
 
+function jobLink(id) {
+  const link = el("a", null, id.slice(0, 12));
+  link.href = `#job=${id}`;
+  return link;
+}
+
 export function drawJobs(tbody, jobs, selectedId, onSelect) {
   const rows = jobs.map((job) => {
     const tr = row("td", [el("span", `status ${job.status}`, statusText(job)), job.kernel,
       targetText(job), String(job.core_num), clock(job.created_at), took(job),
-      cacheText(job), job.id.slice(0, 12)]);
+      cacheText(job), jobLink(job.id)]);
     tr.dataset.job = job.id;
     tr.classList.toggle("selected", job.id === selectedId);
     tr.addEventListener("click", () => onSelect(job.id));
