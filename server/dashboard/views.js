@@ -13,12 +13,12 @@ function row(cellTag, cells) {
   return el("tr", null, ...cells.map((cell) => el(cellTag, null, cell)));
 }
 
-export function ordinal(n) {
+function ordinal(n) {
   const suffix = n % 100 >= 11 && n % 100 <= 13 ? "th" : { 1: "st", 2: "nd", 3: "rd" }[n % 10] ?? "th";
   return `${n}${suffix}`;
 }
 
-export const seconds = (s) => (s < 1 ? `${(s * 1000).toFixed(1)} ms` : `${s.toFixed(2)} s`);
+const seconds = (s) => (s < 1 ? `${(s * 1000).toFixed(1)} ms` : `${s.toFixed(2)} s`);
 const clock = (epoch) => new Date(epoch * 1000).toLocaleTimeString();
 
 // The pool as a table: a row per target, a column per SOC any worker serves.
@@ -54,7 +54,7 @@ export function drawCacheRates(container, jobs) {
   container.replaceChildren(...(rates.length ? rates : [el("p", "muted", "no finished job reports its caches yet")]));
 }
 
-export function statusText(job) {
+function statusText(job) {
   if (job.status === "queued" && job.queue_position) {
     return `queued: ${ordinal(job.queue_position)} of ${job.queue_depth}`;
   }
