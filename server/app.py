@@ -1,6 +1,6 @@
 """The HTTP API: create_app builds the service's parts once and assembles the routers by
-resource (routers/: pool, blobs, jobs), which reach those parts through deps.py. Errors always
-answer {"error": {"kind", "message"}} (errors.py)."""
+resource (routers/: pool, blobs, jobs), which reach those parts through deps.py, and the
+dashboard page, which reads them. Errors always answer {"error": {"kind", "message"}} (errors.py)."""
 from __future__ import annotations
 
 import asyncio
@@ -20,6 +20,7 @@ from .ended import EndedJobs
 from .errors import RESPONSES, error_response, handle_errors
 from .metrics_http import mount_metrics
 from .routers import blobs, jobs, pool
+from .routers.dashboard import router as dashboard_router
 from .settings import Settings
 from .store import JobReader, JobStore, PoolView
 from .tenants import Tenants
@@ -82,6 +83,7 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
     handle_errors(app)
     app.add_middleware(RequestCap, max_bytes=settings.max_request_bytes)
     app.include_router(pool.router)
+    app.include_router(dashboard_router)
     app.include_router(blobs.router)
     app.include_router(jobs.router(settings))
     mount_metrics(app, settings, sync_redis, async_redis)

@@ -1,0 +1,143 @@
+// The dashboard's loop: every second it reads the pool and the tenant's recent jobs, and the
+// selected job (#job=<id>) until it ends; a 401 stops it until a token is entered.
+import { get, storedToken } from "./api.js";
+import { highlight } from "./highlight.js";
+import { TERMINAL, drawCacheRates, drawFacts, drawJobs, drawOutputs, drawPool, drawTimings, el } from "./views.js";
+
+const POLL_MS = 1000;
+const $ = (id) => document.getElementById(id);
+let openMode = false;
+let needsToken = false;  // the API refused the token (or there is none): wait for one
+let selectedId = null;
+let finished = null;  // the selected job's record once terminal: it changes no more
+
+function showError(error) {
+  $("error").textContent = error.status ? `${error.status} ${error.kind}: ${error.message}` : error.message;
+  $("error").hidden = false;
+}
+
+function askForToken(error) {
+  needsToken = true;
+  $("token-form").hidden = false;
+  $("forget-token").hidden = true;
+  if (error) showError(error);
+  $("token").focus();
+}
+
+async function readHealth() {
+  const health = await get("v1/health");
+  openMode = health.open_mode;
+  const workers = Object.entries(health.workers).map(([target, count]) => `${count} ${target}`).join(", ");
+  const access = openMode ? "open mode: no token needed" : "a token is needed";
+  $("health").textContent = `redis ${health.redis} · workers: ${workers} · ${access}`;
+}
+
+async function showFile(pre, path, language) {
+  try {
+    pre.replaceChildren(highlight(await get(path, { text: true }), language));
+  } catch (error) {
+    pre.replaceChildren(el("span", "muted", error.message));
+  }
+}
+
+// What each part of the page shows, as JSON: a part is redrawn only when that changes, so that a
+// selection or a hover in it survives the polls.
+const drawn = {};
+function redraw(part, data, draw) {
+  const json = JSON.stringify(data);
+  if (drawn[part] !== json) {
+    drawn[part] = json;
+    draw();
+  }
+}
+
+// A 401 asks for a token; any other refusal is shown as the API words it.
+const report = (error) => (error.status === 401 ? askForToken(error) : showError(error));
+
+async function drawJob() {
+  const id = selectedId;
+  if (!id || finished?.id === id) return;
+  const job = await get(`v1/jobs/${id}`).catch((error) => {
+    if (error.status === 401) throw error;
+    return { error };  // e.g. 404: an unknown job, or another tenant's
+  });
+  if (id !== selectedId) return;  // another job was picked meanwhile
+  if (!job.id) {
+    $("job-title").textContent = id;
+    $("job-error").textContent = job.error.message;
+    $("job-error").hidden = false;
+    return;
+  }
+  $("job-title").textContent = `${job.kernel} · ${job.id}`;
+  drawFacts($("job-facts"), job);
+  $("job-error").hidden = !job.error;
+  $("job-error").textContent = job.error ? `${job.error.kind}: ${job.error.message}` : "";
+  drawTimings($("timing-chart"), job.timings);
+  drawOutputs($("outputs"), job.outputs);
+  const warnings = job.warnings.map((warning) => el("li", null, warning));
+  $("warnings").replaceChildren(...(warnings.length ? warnings : [el("li", "muted", "none")]));
+  $("log").textContent = job.log || "(nothing printed)";
+  if (TERMINAL.has(job.status)) {
+    await Promise.all([showFile($("source"), `v1/jobs/${id}/source`, "cpp"),
+      showFile($("ir"), `v1/jobs/${id}/ir`, "mlir")]);
+    finished = job;
+  } else {
+    $("source").replaceChildren(el("span", "muted", `not generated yet (${job.status})`));
+    $("ir").replaceChildren();
+  }
+}
+
+async function poll() {
+  await readHealth();
+  if (needsToken) return;
+  const [{ targets }, { jobs }] = await Promise.all([get("v1/targets"), get("v1/jobs?limit=20")]);
+  // the list does not place a queued job in its queue: the job's own record does
+  const place = (job) => get(`v1/jobs/${job.id}`).catch(() => job);  // it may have expired meanwhile
+  const placed = await Promise.all(jobs.map((job) => (job.status === "queued" ? place(job) : job)));
+  redraw("pool", targets, () => drawPool($("pool"), targets));
+  redraw("cache", placed, () => drawCacheRates($("cache-rates"), placed));
+  // a running job's "took" grows: its row is redrawn every round
+  const running = placed.some((job) => job.status === "started") && Date.now();
+  redraw("jobs", [placed, selectedId, running], () =>
+    drawJobs($("jobs").tBodies[0], placed, selectedId, (id) => { location.hash = `job=${id}`; }));
+  await drawJob();
+  $("error").hidden = true;
+  $("forget-token").hidden = openMode || !storedToken.get();
+}
+
+function selectFromHash() {
+  selectedId = new URLSearchParams(location.hash.slice(1)).get("job");
+  finished = null;
+  $("job").hidden = !selectedId;
+  for (const part of ["job-title", "job-facts", "timing-chart", "outputs", "warnings", "log", "source", "ir"]) {
+    $(part).replaceChildren();  // the previous job's, until this one's arrive
+  }
+  $("job-error").hidden = true;
+  for (const tr of $("jobs").tBodies[0].rows) tr.classList.toggle("selected", tr.dataset.job === selectedId);
+  if (!needsToken) drawJob().catch(report);
+}
+
+$("token-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  storedToken.set($("token").value.trim());
+  $("token").value = "";
+  $("token-form").hidden = true;
+  needsToken = false;
+});
+$("forget-token").addEventListener("click", () => {
+  storedToken.forget();
+  askForToken(null);
+});
+window.addEventListener("hashchange", selectFromHash);
+
+async function run() {
+  await readHealth().catch(showError);
+  if (!openMode && !storedToken.get()) askForToken(null);
+  selectFromHash();
+  for (;;) {
+    await poll().catch(report);
+    await new Promise((wake) => setTimeout(wake, POLL_MS));
+  }
+}
+
+run();

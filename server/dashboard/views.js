@@ -1,0 +1,128 @@
+// What the page draws from the API's answers; every value goes in as text.
+export const TERMINAL = new Set(["finished", "failed", "timed_out"]);
+
+// An element with its class and children (strings become text nodes).
+export function el(tag, className, ...children) {
+  const element = document.createElement(tag);
+  if (className) element.className = className;
+  element.append(...children.filter((child) => child !== null && child !== undefined));
+  return element;
+}
+
+function row(cellTag, cells) {
+  return el("tr", null, ...cells.map((cell) => el(cellTag, null, cell)));
+}
+
+function ordinal(n) {
+  const suffix = n % 100 >= 11 && n % 100 <= 13 ? "th" : { 1: "st", 2: "nd", 3: "rd" }[n % 10] ?? "th";
+  return `${n}${suffix}`;
+}
+
+const seconds = (s) => (s < 1 ? `${(s * 1000).toFixed(1)} ms` : `${s.toFixed(2)} s`);
+const clock = (epoch) => new Date(epoch * 1000).toLocaleTimeString();
+
+// The pool as a table: a row per target, a column per SOC any worker serves.
+export function drawPool(table, targets) {
+  const socs = [...new Set(targets.flatMap((target) => Object.keys(target.socs)))].sort();
+  const head = row("th", ["target", "workers", ...socs, "queued", "oldest queued"]);
+  const body = targets.map((target) => {
+    const tr = row("td", [target.name, String(target.workers), ...socs.map((soc) => String(target.socs[soc] ?? "–")),
+      String(target.queued), target.oldest_queued_s == null ? "–" : seconds(target.oldest_queued_s)]);
+    tr.title = target.description;
+    tr.classList.toggle("idle", target.workers === 0);
+    return tr;
+  });
+  table.replaceChildren(el("thead", null, head), el("tbody", null, ...body));
+}
+
+// For each cache the recent jobs report (frontend, build): the share of them that hit it.
+export function drawCacheRates(container, jobs) {
+  const counts = {};
+  for (const job of jobs) {
+    for (const [cache, outcome] of Object.entries(job.cache ?? {})) {
+      counts[cache] ??= { hits: 0, total: 0 };
+      counts[cache].total += 1;
+      counts[cache].hits += outcome === "hit" ? 1 : 0;
+    }
+  }
+  const rates = Object.entries(counts).map(([cache, { hits, total }]) => {
+    const bar = el("div", "bar");
+    bar.style.width = `${(100 * hits) / total}%`;
+    return el("div", "rate", el("span", "label", cache), el("div", "track", bar),
+      el("span", "value", `${Math.round((100 * hits) / total)}% (${hits} of ${total})`));
+  });
+  container.replaceChildren(...(rates.length ? rates : [el("p", "muted", "no finished job reports its caches yet")]));
+}
+
+function statusText(job) {
+  if (job.status === "queued" && job.queue_position) {
+    return `queued: ${ordinal(job.queue_position)} of ${job.queue_depth}`;
+  }
+  if (job.status === "started") return `running on ${job.worker ?? "a worker"}`;
+  return job.status.replace("_", " ");
+}
+
+function took(job) {
+  if (job.timings?.total !== undefined) return seconds(job.timings.total);
+  if (job.ended_at && job.started_at) return seconds(job.ended_at - job.started_at);
+  return job.started_at ? `${seconds(Date.now() / 1000 - job.started_at)}…` : "";
+}
+
+const targetText = (job) => (job.soc ? `${job.target} (${job.soc})` : job.target);
+const cacheText = (job) => Object.entries(job.cache ?? {}).map(([cache, outcome]) => `${cache} ${outcome}`).join(", ");
+
+function jobLink(id) {
+  const link = el("a", null, id.slice(0, 12));
+  link.href = `#job=${id}`;
+  return link;
+}
+
+export function drawJobs(tbody, jobs, selectedId, onSelect) {
+  const rows = jobs.map((job) => {
+    const tr = row("td", [el("span", `status ${job.status}`, statusText(job)), job.kernel,
+      targetText(job), String(job.core_num), clock(job.created_at), took(job),
+      cacheText(job), jobLink(job.id)]);
+    tr.dataset.job = job.id;
+    tr.classList.toggle("selected", job.id === selectedId);
+    tr.addEventListener("click", () => onSelect(job.id));
+    return tr;
+  });
+  if (!jobs.length) {
+    const empty = el("td", "muted", "no jobs yet: launch a kernel (ascrun.Client)");
+    empty.colSpan = 8;
+    rows.push(el("tr", null, empty));
+  }
+  tbody.replaceChildren(...rows);
+}
+
+// The timing breakdown: a bar per stage, scaled to the longest; "total" is the caption.
+export function drawTimings(chart, timings) {
+  const stages = Object.entries(timings).filter(([stage]) => stage !== "total");
+  const longest = Math.max(...stages.map(([, s]) => s), 1e-9);
+  const bars = stages.map(([stage, s]) => {
+    const bar = el("div", "bar");
+    bar.style.width = `${Math.max((100 * s) / longest, 0.5)}%`;
+    const line = el("div", "stage", el("span", "label", stage), el("div", "track", bar),
+      el("span", "value", seconds(s)));
+    line.dataset.stage = stage;
+    return line;
+  });
+  const caption = timings.total === undefined ? null : el("p", "muted", `total ${seconds(timings.total)}`);
+  chart.replaceChildren(...(bars.length ? bars : [el("p", "muted", "no timings yet")]), ...(caption ? [caption] : []));
+}
+
+export function drawOutputs(table, outputs) {
+  const rows = Object.entries(outputs).map(([name, output]) =>
+    row("td", [name, output.dtype, `[${output.shape.join(", ")}]`, output.blob ? "blob" : "inline"]));
+  if (!rows.length) rows.push(row("td", ["none", "", "", ""]));
+  table.replaceChildren(el("thead", null, row("th", ["output", "dtype", "shape", "returned"])),
+    el("tbody", null, ...rows));
+}
+
+export function drawFacts(list, job) {
+  const facts = [["status", statusText(job)], ["kernel", job.kernel], ["target", targetText(job)],
+    ["cores", String(job.core_num)], ["bounds", job.bounds], ["submitted", clock(job.created_at)],
+    ...Object.entries(job.stages ?? {}).map(([stage, done]) => [stage, `${done.worker}, ${seconds(done.seconds)}`]),
+    ["cache", cacheText(job) || "–"], ["IR hash", job.ir_hash ?? "–"]];
+  list.replaceChildren(...facts.flatMap(([term, value]) => [el("dt", null, term), el("dd", null, value)]));
+}

@@ -1,0 +1,182 @@
+"""The dashboard (/dashboard) in a real headless browser: Debian's chromium driven by Playwright.
+Against the real service: a launched job appears and finishes, queued ones say their place, a
+job's page shows its highlighted Ascend C and a bar per timed stage, a wrong token shows the API's
+401. Each page's screenshot is kept in tmp_path; the job page's also as docs/dashboard.png."""
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+import redis
+from playwright.sync_api import expect, sync_playwright
+
+import ascrun
+import ops
+import report
+from ascrun.server import store
+from conftest import ROOT, Service, start_redis
+
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's: Playwright's own browser builds cannot be downloaded here
+
+TOKEN = "dashboard-secret-token"
+GHOST_SOC = "GhostDash"  # a SOC only a heartbeat claims: jobs for it stay queued
+EXPECT_MS = 20_000
+
+
+@pytest.fixture(scope="module")
+def own_redis(tmp_path_factory):
+    """Its own Redis: the jobs left queued for the ghost SOC must not weigh on other tests."""
+    proc, url = start_redis(tmp_path_factory.mktemp("dashboard-redis"))
+    yield url
+    proc.terminate()
+    proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def tenant_pool(own_redis):
+    """A server with one tenant, "dash", and a worker."""
+    config = {"tenants": [{"name": "dash", "token_sha256": hashlib.sha256(TOKEN.encode()).hexdigest()}]}
+    svc = Service(own_redis, {"ASCRUN_TENANTS": json.dumps(config)})
+    svc.add_worker()
+    yield svc
+    svc.stop()
+
+
+@pytest.fixture(scope="module")
+def open_pool(own_redis, tenant_pool):
+    """The same pool (tenant_pool's worker) behind a server in open mode: no tenants."""
+    svc = Service(own_redis)
+    svc.wait_for_workers(1)
+    yield svc
+    svc.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.skip(f"no {CHROMIUM}, the browser these tests drive (Debian's package chromium; "
+                    "`make test` installs it when run as root)")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM))
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    yield context.new_page()
+    context.close()
+
+
+def enter_token(page, token: str):
+    page.fill("#token", token)
+    page.click("#token-form button")
+
+
+def screenshot(page, tmp_path, name: str) -> Path:
+    path = tmp_path / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def test_the_page_is_served_without_a_token_and_only_its_own_files(tenant_pool):
+    page = httpx.get(f"{tenant_pool.url}/dashboard")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert page.headers["content-security-policy"].startswith("default-src 'self'")
+    assert httpx.get(f"{tenant_pool.url}/dashboard/app.js").headers["content-type"].startswith("text/javascript")
+    for name in ("nothing.js", "..%2Fapp.py", "%2E%2E"):
+        missing = httpx.get(f"{tenant_pool.url}/dashboard/{name}")
+        assert missing.status_code == 404 and missing.json()["error"]["kind"] == "not_found", name
+
+
+def test_open_mode_needs_no_token(open_pool, page, tmp_path):
+    page.goto(f"{open_pool.url}/dashboard")
+    expect(page.locator("#health")).to_contain_text("open mode", timeout=EXPECT_MS)
+    expect(page.locator("#pool tbody tr").first).to_contain_text("cpu", timeout=EXPECT_MS)
+    assert page.locator("#token-form").is_hidden() and page.locator("#error").is_hidden()
+    screenshot(page, tmp_path, "open-mode")
+
+
+def test_a_wrong_token_shows_the_apis_401(tenant_pool, page, tmp_path):
+    page.goto(f"{tenant_pool.url}/dashboard")
+    expect(page.locator("#token-form")).to_be_visible(timeout=EXPECT_MS)  # the service has tenants
+    enter_token(page, "not-the-token")
+    expect(page.locator("#error")).to_have_text(
+        "401 unauthorized: a valid bearer token is required (Authorization: Bearer <token>)", timeout=EXPECT_MS)
+    expect(page.locator("#token-form")).to_be_visible()
+    screenshot(page, tmp_path, "wrong-token")
+
+
+def test_a_launched_job_appears_finishes_and_shows_its_code_and_timings(tenant_pool, page, tmp_path):
+    page.goto(f"{tenant_pool.url}/dashboard")
+    enter_token(page, TOKEN)
+    expect(page.locator("#forget-token")).to_be_visible(timeout=EXPECT_MS)
+
+    x, y = np.random.default_rng(0).random((2, 8 * 512), dtype=np.float32)
+    z = np.zeros_like(x)
+    connection = redis.Redis.from_url(tenant_pool.env["REDIS_URL"])
+    ghost = {"cpu": {"socs": [GHOST_SOC]}}
+    with ascrun.Client(tenant_pool.url, token=TOKEN) as client:
+        launched = client.submit(ops.binary_kernel, 8, x, y, z, 512, "add")
+        row = page.locator(f'#jobs tr[data-job="{launched.id}"]')
+        expect(row).to_be_visible(timeout=EXPECT_MS)
+        expect(row.locator(".status")).to_have_text("finished", timeout=EXPECT_MS)
+        launched.result()
+        np.testing.assert_array_equal(z, x + y)
+        client.launch(ops.binary_kernel, 8, x, y, np.zeros_like(x), 512, "add")  # both caches hit
+        store.worker_beat(connection, ghost, "test-dashboard-ghost")
+        try:
+            queued = [client.submit(ops.spin_kernel, 1, np.full(64, i, np.float32), np.zeros(64, np.float32), 1,
+                                    soc=GHOST_SOC) for i in range(2)]
+            for handle, place in zip(queued, ("1st", "2nd")):
+                expect(page.locator(f'#jobs tr[data-job="{handle.id}"] .status')).to_have_text(
+                    f"queued: {place} of 2", timeout=EXPECT_MS)
+        finally:
+            store.worker_gone(connection, ghost, "test-dashboard-ghost")
+        record = client.job(launched.id)
+    expect(page.locator("#cache-rates")).to_contain_text("frontend")
+
+    row.click()
+    assert page.evaluate("location.hash") == f"#job={launched.id}"
+    expect(page.locator("#source .tok-function", has_text="binary_kernel").first).to_be_visible(timeout=EXPECT_MS)
+    expect(page.locator("#ir .tok-symbol").first).to_be_visible()
+    stages = [stage for stage in record["timings"] if stage != "total"]
+    assert page.locator("#timing-chart .stage").evaluate_all("bars => bars.map(b => b.dataset.stage)") == stages
+    expect(page.locator("#outputs tbody")).to_contain_text("float32")
+    shutil.copyfile(screenshot(page, tmp_path, "job"), ROOT / "docs" / "dashboard.png")
+
+    page.goto(f"{tenant_pool.url}/dashboard#job={launched.id}")  # a link to the job, in a new load
+    expect(page.locator("#job-title")).to_contain_text(launched.id, timeout=EXPECT_MS)
+
+
+def test_a_jobs_page_shows_its_log_warnings_and_error(tenant_pool, page, tmp_path):
+    """Three jobs, each opened by its link (#job=<id>): one that prints, one whose overrun is a
+    warning (bounds="warn"), and the same overrun as a fault."""
+    x = (np.arange(1000) * 0.5).astype(np.float32)
+    with ascrun.Client(tenant_pool.url, token=TOKEN) as client:
+        printed = client.launch(report.print_kernel, 1, np.ones(16, np.float32), np.ones(16, np.float16),
+                                np.ones(16, np.int32), 16, 0, 0, 1.5)
+        warned = client.launch(report.overrun_kernel, 16, x, np.zeros_like(x), 64, 32, 0, 0, bounds="warn")
+        faulted = client.submit(report.overrun_kernel, 16, x, np.zeros_like(x), 64, 32, 0, 0)
+        with pytest.raises(ascrun.KernelError) as fault:
+            faulted.result()
+    page.goto(f"{tenant_pool.url}/dashboard")
+    enter_token(page, TOKEN)
+
+    page.evaluate(f"location.hash = 'job={printed.job_id}'")
+    expect(page.locator("#log")).to_contain_text("[AIV Block 0/1] block 0 of 1: n=16 scale=1.500000", timeout=EXPECT_MS)
+    expect(page.locator("#warnings li")).to_have_text(["none"])
+
+    page.evaluate(f"location.hash = 'job={warned.job_id}'")
+    expect(page.locator("#warnings li")).to_have_text(warned.warnings, timeout=EXPECT_MS)
+    assert page.locator("#job-error").is_hidden()
+
+    page.evaluate(f"location.hash = 'job={faulted.id}'")
+    expect(page.locator("#job-error")).to_have_text(f"runtime_error: {fault.value}", timeout=EXPECT_MS)
+    expect(page.locator("#source .tok-function", has_text="overrun_kernel").first).to_be_visible()
+    expect(page.locator(f'#jobs tr[data-job="{faulted.id}"] .status')).to_have_text("failed")
+    screenshot(page, tmp_path, "failed-job")
