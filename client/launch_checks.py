@@ -11,8 +11,10 @@ import numpy as np
 
 TENSOR_DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
                  "float32", "float64")
-SCALAR_DTYPES = ("int", "float", "bool", "str") + TENSOR_DTYPES  # int: a Python int, int64 on the device
-INT64 = (-2 ** 63, 2 ** 63 - 1)
+SCALAR_DTYPES = ("int", "float", "bool", "str") + TENSOR_DTYPES  # int: a Python int
+# A Python int goes to a kernel parameter of up to 64 bits, signed or unsigned (a uint64_t mask is
+# passed as an int): the runner checks it against the parameter's own type.
+PYTHON_INT = (-2 ** 63, 2 ** 64 - 1)
 FLOAT_MAX = {"float16": 65504.0, "float32": 3.4028234663852886e38}
 
 
@@ -45,7 +47,7 @@ def scalar_problem(dtype: str, value: Any) -> Optional[str]:
         return None
     if not isinstance(value, int):
         return f"got {value!r}, not an integer"
-    low, high = INT64 if dtype == "int" else (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max))
+    low, high = PYTHON_INT if dtype == "int" else (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max))
     return None if low <= value <= high else f"{value} is outside [{low}, {high}]"
 
 

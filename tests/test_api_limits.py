@@ -87,7 +87,7 @@ def test_deep_struct_chain_is_refused(api):
 @pytest.mark.parametrize("dtype,value,problem", [
     ("int", float("nan"), "scalar of dtype int: got nan, not an integer"),
     ("int", "abc", "scalar of dtype int: got 'abc', not a number"),
-    ("int", 10 ** 30, f"scalar of dtype int: {10 ** 30} is outside [{-2 ** 63}, {2 ** 63 - 1}]"),
+    ("int", 10 ** 30, f"scalar of dtype int: {10 ** 30} is outside [{-2 ** 63}, {2 ** 64 - 1}]"),
     ("int", 1.5, "scalar of dtype int: got 1.5, not an integer"),
     ("int8", 300, "scalar of dtype int8: 300 is outside [-128, 127]"),
     ("bool", "yes", "scalar of dtype bool: got 'yes', not true or false"),
