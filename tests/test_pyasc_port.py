@@ -20,6 +20,7 @@ def port_case(module_name: str, index: int = 0):
     return pytest.param(test, cases[index].values, id=f"{module_name}[{index}]")
 
 
+# One case per kind of kernel (the whole port through the pool: tests/pyasc_port/through_the_pool.py).
 CASES = [
     port_case("test_vadd", 0),            # 16 blocks of 512-element tiles over 1000 floats: past the end (warn)
     port_case("test_vadd_bits", 0),       # float32 with mask [2^64-1, 2^64-1]: mask[1] ignored
@@ -39,10 +40,7 @@ CASES = [
     port_case("test_insert_sync_vadd_scalar"),
     port_case("test_kernels_matmul"),     # mixed: 16 blocks of an AIC and two AIVs, Matmul into the UB
     port_case("test_quant", 1),           # float16 with AscendQuantConfig
-    port_case("test_insert_sync_quant"),
-    port_case("test_insert_sync_quant_dynamic"),
     port_case("test_trans_5hd_addr_tensor", 1),  # int16
-    port_case("test_trans_5hd_tensor_list", 0),
     port_case("test_insert_sync_softmax"),        # named launch arguments (tile_num=8, block_num=16)
     port_case("test_bilinear_interpolation"),     # its tmp buffer is short of what the steps write (warn)
 ]
