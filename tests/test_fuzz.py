@@ -9,7 +9,7 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.core.errors import InvalidSchema
 from schemathesis.generation import GenerationMode
 
-EXAMPLES_PER_OPERATION = 40
+EXAMPLES_PER_OPERATION = 25
 SEED = 2
 
 
