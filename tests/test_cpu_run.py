@@ -220,3 +220,16 @@ def test_toolchain_removes_build_folders_that_killed_builds_left(tmp_path, monke
     os.utime(stale, (0, 0))  # older than any build may run
     CpuToolchain().build(EMPTY_KERNEL, "k")
     assert not stale.exists() and live.exists()
+
+
+def test_a_kernel_type_from_a_hijacked_frontend_never_reaches_the_cpp():
+    """The kernel type is the frontend's output, pasted into the translation unit's last line: a
+    frontend taken over could answer C++ there. Only pyasc's names pass (both the in-process and
+    the jailed build make the unit with translation_unit)."""
+    injected = 'AIV_ONLY)\n#include "/etc/shadow"\n//'
+    with pytest.raises(BuildError) as e:
+        CpuToolchain.translation_unit(EMPTY_KERNEL, "k", injected)
+    assert str(e.value) == (f"kernel type {injected!r} is not one of pyasc's: AIV_ONLY, AIC_ONLY, MIX_AIV_HARD_SYNC, "
+                            "MIX_AIC_HARD_SYNC, MIX_AIV_1_0, MIX_AIC_1_0, MIX_AIC_1_1, MIX_AIC_1_2")
+    assert CpuToolchain.translation_unit(EMPTY_KERNEL, "k", "MIX_AIC_1_2").endswith(
+        "\nASCRUN_EXPORT_KERNEL(k, MIX_AIC_1_2)\n")
