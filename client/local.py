@@ -11,23 +11,26 @@ from .result import LaunchResult
 
 
 def run_local(kernel: Any, core_num: int, *args: Any, target: str = "cpu", bounds: str = "fault",
-              cache: Optional[Cache] = None) -> LaunchResult:
+              hazards: str = "warn", cache: Optional[Cache] = None) -> LaunchResult:
     """Compile `kernel` for these arguments and run it on `core_num` blocks here.
 
     Tensors the kernel writes are copied back into the caller's arrays, as pyasc's launch does.
     `bounds="warn"` turns accesses past a tensor argument (into a guard zone) or past a LocalTensor
-    (inside the Unified Buffer) into `result.warnings` instead of a fault.
+    (inside the Unified Buffer) into `result.warnings` instead of a fault. `hazards` ("off", "warn",
+    "fault"): what races between a core's pipes (a missing SetFlag/WaitFlag) become on the cpu
+    target; with "warn", `result.warnings`. `result.model` and `result.trace`: the modeled timeline.
     Raises ascrun.KernelError (kind bad_request, bundle_rejected, compile_error, build_error or
     runtime_error; a runtime_error carries the kernel's `log` and `warnings` up to the fault).
     `cache`: the frontend's and toolchain's (default: on disk, DiskCache.default()).
     """
     start = time.perf_counter()
     pipeline.check_bounds(bounds)
+    pipeline.check_hazards(hazards)
     bundle, host = launch_args(kernel, args)
     chosen = pipeline.get_target(target)
     cache = cache if cache is not None else DiskCache.default()
     built = pipeline.build(bundle, host.specs, chosen, frontend_cache=cache, artifact_cache=cache)
-    ran = pipeline.run(built, chosen, core_num, host.values, bounds=bounds)
+    ran = pipeline.run(built, chosen, core_num, host.values, bounds=bounds, hazards=hazards)
     outputs = {}
     for name in ran.written:
         host.write_back(name, host.values[name])
@@ -35,4 +38,5 @@ def run_local(kernel: Any, core_num: int, *args: Any, target: str = "cpu", bound
     # ran.timings: h2d, kernel and d2h, where the target measures them apart (CANN)
     timings = dict(built.timings, run=ran.seconds, **ran.timings, total=time.perf_counter() - start)
     return LaunchResult(outputs=outputs, timings=timings, cache=dict(built.cache), ir_hash=built.frontend.ir_hash,
-                        log=ran.log, warnings=ran.warnings, _source=built.frontend.source)
+                        log=ran.log, warnings=ran.warnings, model=ran.model, _source=built.frontend.source,
+                        _trace=ran.trace)

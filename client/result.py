@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
@@ -16,7 +16,10 @@ class LaunchResult:
     log: what the kernel printed (printf, DumpTensor), block after block, as the host prints it
     after an NPU run. warnings: what the device would do silently (deduplicated, capped).
     source: the Ascend C pyasc generated (fetched on first use for remote launches).
-    comparison: with `compare=`, these outputs against the same launch's on the second target."""
+    comparison: with `compare=`, these outputs against the same launch's on the second target.
+    model: the cpu target's modeled timeline ({"cycles", "clock_ghz", "cores": [{"core", "cycles",
+    "instructions", "busy", "critical_path"}], ...}; None on other targets). trace: the same as a
+    Chrome/Perfetto trace (JSON text; fetched on first use for remote launches)."""
     outputs: Dict[str, np.ndarray]
     timings: Dict[str, float]
     cache: Dict[str, str]
@@ -25,8 +28,17 @@ class LaunchResult:
     log: str = ""
     warnings: List[str] = field(default_factory=list)
     comparison: Optional[Comparison] = None
+    model: Optional[Dict[str, Any]] = None
     _source: Optional[str] = field(default=None, repr=False)
     _fetch_source: Optional[Callable[[], str]] = field(default=None, repr=False, compare=False)
+    _trace: Optional[str] = field(default=None, repr=False)
+    _fetch_trace: Optional[Callable[[], Optional[str]]] = field(default=None, repr=False, compare=False)
+
+    @property
+    def trace(self) -> Optional[str]:
+        if self._trace is None and self._fetch_trace is not None:
+            self._trace = self._fetch_trace()
+        return self._trace
 
     @property
     def source(self) -> str:

@@ -11,7 +11,8 @@ Runner: the device lives in a child process (`serve_device`), which loads pyasc'
 `config.set_platform(Backend.Model | Backend.NPU, Platform.<soc>)`. A simulator crash or a hang
 then ends that child, not the worker; the next launch starts a fresh one, so every job after a
 failure finds a re-initialised device. Bounds are not checked on a device (only the cpu target
-can): `bounds` is validated and otherwise ignored.
+can): `bounds` is validated and otherwise ignored, and so is `hazards` (the pipe model is the cpu
+target's).
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 from . import frontend, jail
 from .errors import BuildError, KernelError, KernelRuntimeError
 from .pipeline import Target
-from .runner import MAX_CORE_NUM, RunResult, check_bounds
+from .runner import MAX_CORE_NUM, RunResult, check_bounds, check_hazards
 from .toolchain import _diagnostics
 
 KERNEL_TYPES = ("AIV_ONLY", "MIX_AIC_1_2", "AIC_ONLY")  # what pyasc's Compiler.run_passes chooses from
@@ -482,9 +483,10 @@ class CannRunner:
             self.process = None
 
     def run(self, artifact: bytes, core_num: int, params: Sequence[Dict[str, str]], kernel_args: Sequence[str],
-            values: Sequence[Any], bounds: str = "fault") -> RunResult:
+            values: Sequence[Any], bounds: str = "fault", hazards: str = "warn") -> RunResult:
         import numpy as np
         check_bounds(bounds)
+        check_hazards(hazards)
         kernel, binary = unpack_artifact(artifact)
         if not isinstance(core_num, int) or not 1 <= core_num <= MAX_CORE_NUM:
             raise KernelRuntimeError(f"core_num must be an integer from 1 to {MAX_CORE_NUM}, got {core_num!r}")
@@ -597,7 +599,7 @@ class CannTarget(Target):
         return dict(super().capabilities(), socs=[self.soc],
                     cores=self.runner.ready["core_num"] if self.runner is not None else None,
                     cann=cann_release(self.compiler.cann_version), bisheng=self.compiler.bisheng_version,
-                    backend=self.backend, bounds_checked=False)
+                    backend=self.backend, bounds_checked=False, hazards_checked=False)
 
 
 class SimTarget(CannTarget):

@@ -524,7 +524,8 @@ class JailedRunners:
             self.jails.pop(next(iter(self.jails))).close()
         return jail_
 
-    def run(self, artifact: bytes, core_num: int, params, kernel_args, values, bounds: str = "fault"):
+    def run(self, artifact: bytes, core_num: int, params, kernel_args, values, bounds: str = "fault",
+            hazards: str = "warn"):
         """CpuRunner.run's contract; tensors written back into `values`' arrays. A jail gets each
         artifact once: it keeps the last RUN_JAIL_ARTIFACTS it was sent, by digest."""
         import hashlib
@@ -544,7 +545,7 @@ class JailedRunners:
             else:
                 sent.append({"scalar": value})
         request = {"core_num": core_num, "params": list(params), "kernel_args": list(kernel_args), "values": sent,
-                   "bounds": bounds, "artifact": digest}
+                   "bounds": bounds, "hazards": hazards, "artifact": digest}
         # a reply holds the header and at most the tensors it was sent: a jail cannot flood the broker
         max_reply = MAX_HEADER_BYTES + sum(value.nbytes for value in tensors.values())
         reply, written = self._request(jail_, request, blobs, max_reply)
@@ -561,8 +562,11 @@ class JailedRunners:
             raise kernel_error(reply, "run")
         with _in_protocol("run"):
             ok = reply["ok"]
+            model, trace = ok["model"], ok["trace"]
+            if not (model is None or isinstance(model, dict)) or not (trace is None or isinstance(trace, str)):
+                raise ValueError("model or trace of the wrong type")
             result = RunResult(written=[str(n) for n in ok["written"]], seconds=float(ok["seconds"]),
-                               log=str(ok["log"]), warnings=[str(w) for w in ok["warnings"]])
+                               log=str(ok["log"]), warnings=[str(w) for w in ok["warnings"]], model=model, trace=trace)
         if len(result.written) != len(written) or not set(result.written) <= set(tensors) or \
                 any(len(data) != tensors[name].nbytes for name, data in zip(result.written, written)):
             raise out_of_protocol("run")

@@ -164,8 +164,9 @@ def _run_one(runner, header: Dict[str, Any], blobs: List[memoryview], artifacts:
         else:
             values.append(value["scalar"])
     ran = runner.run(artifact, header["core_num"], header["params"], header["kernel_args"], values,
-                     bounds=header["bounds"])
-    reply = {"ok": {"written": ran.written, "seconds": ran.seconds, "log": ran.log, "warnings": ran.warnings}}
+                     bounds=header["bounds"], hazards=header["hazards"])
+    reply = {"ok": {"written": ran.written, "seconds": ran.seconds, "log": ran.log, "warnings": ran.warnings,
+                    "model": ran.model, "trace": ran.trace}}
     return reply, [memoryview(tensors[name]).cast("B") for name in ran.written]
 
 

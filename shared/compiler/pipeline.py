@@ -15,7 +15,7 @@ from . import frontend, structs
 from .bundle import KernelBundle
 from .cache import Cache
 from .frontend import ArgSpec, FrontendResult
-from .runner import BOUNDS, RunResult, check_bounds  # noqa: F401 (BOUNDS, check_bounds: re-exported)
+from .runner import BOUNDS, HAZARDS, RunResult, check_bounds, check_hazards  # noqa: F401 (re-exported)
 from . import targets
 from .targets import NAMES as TARGETS  # noqa: F401 (re-exported: every target's name, from the registry)
 
@@ -116,12 +116,14 @@ def from_caches(bundle: KernelBundle, args: Sequence[ArgSpec], toolchain_id: str
                  {"frontend": "hit", "build": "hit"})
 
 
-def run(built: Build, target: Target, core_num: int, arguments: Dict[str, Any], bounds: str = "fault") -> RunResult:
+def run(built: Build, target: Target, core_num: int, arguments: Dict[str, Any], bounds: str = "fault",
+        hazards: str = "warn") -> RunResult:
     """Launch a build; `arguments` maps every kernel parameter name to its value (tensors as
     C-contiguous ndarrays). ConstExpr values were compiled in, so only runtime ones are passed.
-    `bounds` ("fault" or "warn", runner.py) is a launch option: the artifact does not depend on it.
+    `bounds` ("fault" or "warn") and `hazards` ("off", "warn" or "fault", runner.py) are launch
+    options: the artifact does not depend on them.
     A struct's value is its field values (structs.py), sent as the bytes pyasc's launcher packs."""
     values = [structs.pack(structs.definitions_from_json(p["structs"]), p["dtype"], arguments[p["name"]])
               if p["kind"] == "struct" else arguments[p["name"]] for p in built.frontend.params]
     return target.runner.run(built.artifact, core_num, built.frontend.params, built.frontend.kernel_args, values,
-                             bounds=bounds)
+                             bounds=bounds, hazards=hazards)

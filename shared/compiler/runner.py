@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import json
 import os
 import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -29,8 +30,9 @@ from .tempdir import private_temp_dir
 
 ERROR_CAPACITY = 4096
 MAX_CORE_NUM = 65535
-ABI_VERSION = 2  # cpu_runtime/ascrun/launch.h kAbiVersion
+ABI_VERSION = 3  # cpu_runtime/ascrun/launch.h kAbiVersion
 BOUNDS = ("fault", "warn")  # the index is the ABI's code
+HAZARDS = ("off", "warn", "fault")  # the index is the ABI's code
 GUARD_BYTES = 1 << 20
 GUARD_POISON = 0xA5
 
@@ -50,7 +52,8 @@ class AscrunRegion(ctypes.Structure):
 class AscrunReport(ctypes.Structure):
     """What the blocks printed and the warnings, allocated by the runtime (launch.h)."""
     _fields_ = [("log", ctypes.c_void_p), ("log_bytes", ctypes.c_uint64), ("warnings", ctypes.c_void_p),
-                ("warnings_bytes", ctypes.c_uint64)]
+                ("warnings_bytes", ctypes.c_uint64), ("model", ctypes.c_void_p), ("model_bytes", ctypes.c_uint64),
+                ("trace", ctypes.c_void_p), ("trace_bytes", ctypes.c_uint64)]
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,10 @@ class RunResult:
     warnings: List[str] = field(default_factory=list)
     # a device's phases, e.g. {"h2d": s, "kernel": s, "d2h": s}; `seconds` is the kernel's part
     timings: Dict[str, float] = field(default_factory=dict)
+    # the cpu target's modeled timeline (cpu_runtime/ascrun/pipes.h): {"cycles", "clock_ghz", "cores":
+    # [{"core", "cycles", "instructions", "busy", "critical_path"}], "unlisted_cores"}; None elsewhere
+    model: Optional[Dict[str, Any]] = None
+    trace: Optional[str] = None  # the same as a Chrome/Perfetto trace (JSON text)
 
 
 def check_bounds(bounds: str) -> int:
@@ -68,6 +75,13 @@ def check_bounds(bounds: str) -> int:
     if bounds not in BOUNDS:
         raise KernelError(f"bounds must be 'fault' or 'warn', got {bounds!r}", kind="bad_request")
     return BOUNDS.index(bounds)
+
+
+def check_hazards(hazards: str) -> int:
+    """The ABI code of a hazard policy; KernelError kind bad_request for anything else."""
+    if hazards not in HAZARDS:
+        raise KernelError(f"hazards must be 'off', 'warn' or 'fault', got {hazards!r}", kind="bad_request")
+    return HAZARDS.index(hazards)
 
 
 def _text(pointer: int | None, size: int) -> str:
@@ -86,8 +100,8 @@ class _Library:
         self.launch = self.lib.ascrun_launch
         self.launch.restype = ctypes.c_int
         self.launch.argtypes = [ctypes.c_uint32, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(AscrunRegion),
-                                ctypes.c_uint32, ctypes.c_uint32, ctypes.POINTER(AscrunReport), ctypes.c_char_p,
-                                ctypes.c_uint32]
+                                ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
+                                ctypes.POINTER(AscrunReport), ctypes.c_char_p, ctypes.c_uint32]
         self.free_report = self.lib.ascrun_free_report
         self.free_report.restype = None
         self.free_report.argtypes = [ctypes.POINTER(AscrunReport)]
@@ -116,13 +130,15 @@ class CpuRunner:
             return library
 
     def run(self, artifact: bytes, core_num: int, params: Sequence[Dict[str, str]], kernel_args: Sequence[str],
-            values: Sequence[Any], bounds: str = "fault") -> RunResult:
+            values: Sequence[Any], bounds: str = "fault", hazards: str = "warn", model: bool = True) -> RunResult:
         """Launch with `values` for the runtime `params` (tensors as C-contiguous ndarrays, written
         in place; structs as their packed bytes). A fault raises KernelRuntimeError carrying the log
-        and warnings up to it."""
+        and warnings up to it. `hazards`: the policy for races between pipes; `model`: return the
+        modeled timeline (False only to measure what it costs)."""
         if not isinstance(core_num, int) or not 1 <= core_num <= MAX_CORE_NUM:
             raise KernelRuntimeError(f"core_num must be an integer from 1 to {MAX_CORE_NUM}, got {core_num!r}")
         bounds_code = check_bounds(bounds)
+        hazards_code = check_hazards(hazards)
         library = self._load(artifact)
         if len(library.signature) != len(kernel_args):
             raise KernelRuntimeError(f"artifact has {len(library.signature)} parameters, pyasc declared "
@@ -160,12 +176,14 @@ class CpuRunner:
         err = ctypes.create_string_buffer(ERROR_CAPACITY)
         report = AscrunReport()
         start = time.perf_counter()
-        status = library.launch(core_num, argv, region_array, len(regions), bounds_code, ctypes.byref(report), err,
-                                ERROR_CAPACITY)
+        status = library.launch(core_num, argv, region_array, len(regions), bounds_code, hazards_code, int(model),
+                                ctypes.byref(report), err, ERROR_CAPACITY)
         seconds = time.perf_counter() - start
         try:
             log = _text(report.log, report.log_bytes)
             warnings = _text(report.warnings, report.warnings_bytes).splitlines()
+            figures = json.loads(_text(report.model, report.model_bytes)) if report.model else None
+            trace = _text(report.trace, report.trace_bytes) or None
         finally:
             library.free_report(ctypes.byref(report))
         if status != 0:
@@ -176,7 +194,7 @@ class CpuRunner:
             if name in guarded:
                 caller, copy = guarded[name]
                 caller.reshape(-1).view(np.uint8)[:] = copy[:caller.nbytes]
-        return RunResult(written=written, seconds=seconds, log=log, warnings=warnings)
+        return RunResult(written=written, seconds=seconds, log=log, warnings=warnings, model=figures, trace=trace)
 
     @staticmethod
     def _argument(param: Dict[str, Any], value: Any, code: str, regions: List[AscrunRegion],

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "half.h"
+#include "pipes.h"
 #include "report.h"
 
 // ---- Ascend C qualifiers: meaningless on the cpu --------------------------------------------------
@@ -217,10 +218,12 @@ struct CoreGroup;  // cross_core.h: the cores of one block and their cross-core 
 
 class LaunchContext {
 public:
+    // `timeline`: where the cores' modeled timelines go (null: no model); `hazards`: the policy.
     LaunchContext(uint32_t block_num, std::vector<Region> regions, Bounds bounds = Bounds::Fault,
-                  KernelType kernel_type = KernelType::AIV_ONLY)
+                  KernelType kernel_type = KernelType::AIV_ONLY, pipes::Hazards hazards = pipes::Hazards::Off,
+                  pipes::LaunchTimeline* timeline = nullptr)
         : block_num_(block_num), regions_(std::move(regions)), written_(regions_.size()), bounds_(bounds),
-          kernel_type_(kernel_type) {
+          kernel_type_(kernel_type), hazards_(hazards), timeline_(timeline) {
         for (auto& w : written_) w.store(0, std::memory_order_relaxed);
     }
 
@@ -229,6 +232,10 @@ public:
     BlockCores cores() const { return block_cores(kernel_type_); }
     const std::vector<Region>& regions() const { return regions_; }
     bool warn_bounds() const { return bounds_ == Bounds::Warn; }
+    pipes::Hazards hazards() const { return hazards_; }
+    pipes::LaunchTimeline* timeline() const { return timeline_; }
+    // A core's pipes are modelled if the launch checks hazards or keeps a timeline.
+    bool models_pipes() const { return hazards_ != pipes::Hazards::Off || timeline_ != nullptr; }
     LaunchReport& report() { return report_; }
     bool aborting() const { return abort_.load(std::memory_order_relaxed); }
     void mark_written(size_t region) { written_[region].store(1, std::memory_order_relaxed); }
@@ -274,6 +281,8 @@ private:
     std::vector<std::atomic<uint32_t>> written_;
     Bounds bounds_;
     KernelType kernel_type_;
+    pipes::Hazards hazards_;
+    pipes::LaunchTimeline* timeline_;
     LaunchReport report_;
     std::atomic<bool> abort_{false};
     std::mutex mu_;
@@ -348,6 +357,8 @@ struct BlockContext {
     bool deq_scale_set = false;
     // report.h: what the block printed and the warnings it earned (handed to the launch at its end).
     BlockReport report;
+    // pipes.h: the core's pipes (hazard check, modeled timeline); null if the launch models neither.
+    std::unique_ptr<pipes::PipeModel> pipes;
 };
 
 inline thread_local BlockContext* tls_block = nullptr;
@@ -367,6 +378,20 @@ inline BlockContext& enter() {
 template <typename Message>
 void warn(BlockContext& b, const char* api, const char* operand, const Message& message) {
     b.report.warn(api, operand, message);
+}
+
+// A race or sync-hygiene finding of the pipe model: a warning, or with hazards "fault" the fault.
+inline void hazard(BlockContext& b, const pipes::Finding& f) {
+    if (b.launch->hazards() == pipes::Hazards::Fault) fault(f.message + " (hazards=\"fault\")");
+    warn(b, f.key_api, f.key_operand, [&] { return f.message; });
+}
+
+// Operand `role` of instruction `api` touches `bytes` bytes of local memory `m` from `addr`: the
+// pipe model sees it (one call per operand, after the operand's checks).
+inline void pipe_operand(BlockContext& b, const char* api, const char* role, Memory m, uint64_t addr, uint64_t bytes) {
+    if (!b.pipes) return;
+    pipes::Finding f;
+    if (b.pipes->operand(api, role, static_cast<uint32_t>(m), addr, bytes, &f)) hazard(b, f);
 }
 
 // How messages name a core: "block 3", or in a mixed launch "AIC 1" / "AIV 3" (GetBlockIdx on it).

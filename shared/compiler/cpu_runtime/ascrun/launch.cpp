@@ -85,9 +85,12 @@ void run_core(LaunchContext& lc, const Core& core, CoreGroup* group, uint8_t* ub
         label = "a core";  // out of memory naming it
     }
     tls_block = &ctx;
+    bool ended = false;
     try {
+        if (lc.models_pipes()) ctx.pipes.reset(new pipes::PipeModel(lc.hazards()));
         invoke(args);
         sync::check_block_end(ctx);
+        ended = true;
     } catch (const Aborted&) {
         // another core failed first
     } catch (const KernelFault& f) {
@@ -98,6 +101,13 @@ void run_core(LaunchContext& lc, const Core& core, CoreGroup* group, uint8_t* ub
         report(lc, label, "the kernel threw an unknown exception");
     }
     lc.report().add(core.order, label, ctx.report);  // what it printed up to its end or fault
+    if (ended && lc.timeline() != nullptr) {
+        try {
+            lc.timeline()->add(core.order, label, ctx.pipes->finish());
+        } catch (...) {
+            report(lc, label, "ascrun: out of memory keeping the modeled timeline");
+        }
+    }
     tls_block = nullptr;
     if (group != nullptr) group->end(group->slot(ctx));  // after the fault is recorded: waiters see it
     if (env_saved) std::fesetenv(&host_env);
@@ -214,12 +224,15 @@ void free_report(AscrunReport* report) noexcept {
     if (report == nullptr) return;
     std::free(report->log);
     std::free(report->warnings);
-    *report = AscrunReport{nullptr, 0, nullptr, 0};
+    std::free(report->model);
+    std::free(report->trace);
+    *report = AscrunReport{};
 }
 
 int launch(uint32_t nparams, Invoke invoke, KernelType kernel_type, uint32_t core_num, void** args, AscrunRegion* regions,
-           uint32_t n_regions, uint32_t bounds, AscrunReport* report, char* err, uint32_t err_cap) noexcept {
-    if (report != nullptr) *report = AscrunReport{nullptr, 0, nullptr, 0};
+           uint32_t n_regions, uint32_t bounds, uint32_t hazards, uint32_t model, AscrunReport* report, char* err,
+           uint32_t err_cap) noexcept {
+    if (report != nullptr) *report = AscrunReport{};
     try {
         if (core_num == 0 || core_num > kMaxCoreNum) {
             return finish(err, err_cap, 2,
@@ -240,6 +253,11 @@ int launch(uint32_t nparams, Invoke invoke, KernelType kernel_type, uint32_t cor
             return finish(err, err_cap, 2,
                           format("ascrun_launch: bounds must be 0 (fault) or 1 (warn), got %u", bounds));
         }
+        if (hazards > static_cast<uint32_t>(pipes::Hazards::Fault)) {
+            return finish(err, err_cap, 2,
+                          format("ascrun_launch: hazards must be 0 (off), 1 (warn) or 2 (fault), got %u", hazards));
+        }
+        if (model > 1) return finish(err, err_cap, 2, format("ascrun_launch: model must be 0 or 1, got %u", model));
         if (report == nullptr) return finish(err, err_cap, 2, "ascrun_launch: report is NULL");
         std::vector<Region> regs;
         regs.reserve(n_regions);
@@ -253,12 +271,18 @@ int launch(uint32_t nparams, Invoke invoke, KernelType kernel_type, uint32_t cor
             regs.push_back(Region{base, r.bytes, r.name != nullptr ? std::string(r.name) : format("#%u", i),
                                   r.guard_bytes});
         }
-        LaunchContext lc(core_num, std::move(regs), static_cast<Bounds>(bounds), kernel_type);
+        pipes::LaunchTimeline timeline;
+        LaunchContext lc(core_num, std::move(regs), static_cast<Bounds>(bounds), kernel_type,
+                         static_cast<pipes::Hazards>(hazards), model != 0 ? &timeline : nullptr);
         run_blocks(lc, invoke, args);
 
         for (uint32_t i = 0; i < n_regions; ++i) regions[i].written = lc.written(i) ? 1u : 0u;
         report->log = c_copy(lc.report().log(), &report->log_bytes);
         report->warnings = c_copy(lc.report().warnings(), &report->warnings_bytes);
+        if (model != 0 && !lc.has_error()) {
+            report->model = c_copy(timeline.model_json(), &report->model_bytes);
+            report->trace = c_copy(timeline.trace_json(), &report->trace_bytes);
+        }
         if (lc.has_error()) {
             const std::string& e = lc.error();
             return finish(err, err_cap, 1, e.empty() ? "a block faulted (out of memory formatting the message)" : e.c_str());

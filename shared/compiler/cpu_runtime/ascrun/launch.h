@@ -13,25 +13,29 @@
 //       "ptr:struct:<sizeof>:<alignof>"; its args[i] points at a void* to that many bytes.
 //
 //   extern "C" uint32_t ascrun_abi_version(void);
-//       kAbiVersion (2): the layout of the structs and calls below. Version 1 (no such function)
-//       had ascrun_launch(core_num, args, regions, n_regions, err, err_cap) and no guard_bytes.
+//       kAbiVersion (3): the layout of the structs and calls below. Version 2 had no hazards, model
+//       and report model/trace; version 1 (no such function) had
+//       ascrun_launch(core_num, args, regions, n_regions, err, err_cap) and no guard_bytes.
 //
 //   extern "C" int ascrun_launch(uint32_t core_num, void** args, AscrunRegion* regions,
-//                                uint32_t n_regions, uint32_t bounds, AscrunReport* report,
-//                                char* err, uint32_t err_cap);
+//                                uint32_t n_regions, uint32_t bounds, uint32_t hazards,
+//                                uint32_t model, AscrunReport* report, char* err, uint32_t err_cap);
 //       args[i] points at parameter i's value (for a pointer parameter: at a void* holding it).
 //       regions are the tensor arguments; the kernel's GM accesses must stay inside them, and on
 //       return regions[i].written is 1 if the kernel stored to region i, else 0.
 //       bounds: 0 ("fault") every out-of-range access faults; 1 ("warn") an access past the end of
 //       a region but inside the guard_bytes the caller allocated after it, or past a LocalTensor
 //       but inside the Unified Buffer, is a warning and happens (core.h Bounds).
+//       hazards: 0 off, 1 warn, 2 fault: what the pipe model's races and sync-hygiene findings are
+//       (pipes.h). model: 1 to return the modeled timeline (report model and trace), else 0.
 //       Runs blocks 0..core_num-1, each core of a block (one AIV, one AIC, or for a mixed kernel type
 //       an AIC and one or two AIVs, all at once) on a thread with its own 192 KiB Unified Buffer; joins
 //       them and returns 0; or 1 with the first fault ("block N: ...") in err (NUL-terminated,
 //       truncated to err_cap bytes); or 2 with a message if the call itself is invalid.
 //       With 0 or 1, *report holds what the blocks printed (printf, DumpTensor: report.h, in block
-//       order, at most 4 MiB) and the warnings, one per line; both NUL-terminated, allocated by
-//       the runtime (NULL, 0 if empty) and released with ascrun_free_report.
+//       order, at most 4 MiB) and the warnings, one per line; with model 1 and 0 returned, the model's
+//       figures and trace (JSON, pipes.h LaunchTimeline); all NUL-terminated, allocated by the
+//       runtime (NULL, 0 if empty) and released with ascrun_free_report.
 //
 //   extern "C" void ascrun_free_report(AscrunReport* report);
 #pragma once
@@ -57,6 +61,10 @@ struct AscrunReport {  // out
     uint64_t log_bytes;
     char* warnings;
     uint64_t warnings_bytes;
+    char* model;  // the modeled timeline's figures (JSON), if asked for
+    uint64_t model_bytes;
+    char* trace;  // its instructions as a Chrome trace (JSON), if asked for
+    uint64_t trace_bytes;
 };
 }
 
@@ -66,7 +74,7 @@ namespace ascrun {
 namespace abi {
 
 constexpr uint32_t kMaxCoreNum = 65535;
-constexpr uint32_t kAbiVersion = 2;
+constexpr uint32_t kAbiVersion = 3;
 
 template <typename T>
 constexpr bool dependent_false_v = false;
@@ -165,8 +173,8 @@ constexpr uint32_t param_count(void (*)(A...)) {
 // kernel_type calling invoke(args)),
 // fills regions' written flags and the report.
 int launch(uint32_t nparams, void (*invoke)(void* const* args), KernelType kernel_type, uint32_t core_num, void** args,
-           AscrunRegion* regions, uint32_t n_regions, uint32_t bounds, AscrunReport* report, char* err,
-           uint32_t err_cap) noexcept;
+           AscrunRegion* regions, uint32_t n_regions, uint32_t bounds, uint32_t hazards, uint32_t model,
+           AscrunReport* report, char* err, uint32_t err_cap) noexcept;
 void free_report(AscrunReport* report) noexcept;
 
 }  // namespace abi
@@ -183,11 +191,11 @@ void free_report(AscrunReport* report) noexcept;
     }                                                                                                    \
     extern "C" __attribute__((visibility("default"))) int ascrun_launch(                                 \
         uint32_t core_num, void** args, AscrunRegion* regions, uint32_t n_regions, uint32_t bounds,      \
-        AscrunReport* report, char* err, uint32_t err_cap) {                                             \
+        uint32_t hazards, uint32_t model, AscrunReport* report, char* err, uint32_t err_cap) {           \
         return ::ascrun::abi::launch(                                                                    \
             ::ascrun::abi::param_count(&kernel), [](void* const* a) { ::ascrun::abi::call(&kernel, a); }, \
-            ::ascrun::KernelType::kernel_type, core_num, args, regions, n_regions, bounds, report, err,    \
-            err_cap);                                                                                    \
+            ::ascrun::KernelType::kernel_type, core_num, args, regions, n_regions, bounds, hazards, model, \
+            report, err, err_cap);                                                                       \
     }                                                                                                    \
     extern "C" __attribute__((visibility("default"))) void ascrun_free_report(AscrunReport* report) {    \
         ::ascrun::abi::free_report(report);                                                              \

@@ -112,7 +112,26 @@ inline int8_t& flag_slot(BlockContext& b, const char* api, AscendC::HardEvent e,
     return b.flags[ev][id];
 }
 
-// Run when a block's kernel body returns: a WaitFlag still waiting would hang the device.
+// The pipes a HardEvent orders: the one that sets it (its first name) and the one that waits.
+inline pipes::Pipe event_pipe(AscendC::HardEvent e, bool waiter) {
+    static const char* const names[] = {"S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX"};
+    const std::string name = event_name(e);
+    const size_t cut = name.find('_');
+    const std::string part = waiter ? name.substr(cut + 1) : name.substr(0, cut);
+    for (uint32_t p = 0; p < pipes::kPipes; ++p) {
+        if (part == names[p]) return static_cast<pipes::Pipe>(p);
+    }
+    return pipes::Pipe::All;
+}
+
+static_assert(kHardEventCount * kEventIdCount == pipes::kFlagKeys, "pipes.h kFlagKeys");
+
+inline uint64_t flag_key(AscendC::HardEvent e, int32_t id) {
+    return static_cast<uint64_t>(e) * kEventIdCount + static_cast<uint64_t>(id);
+}
+
+// Run when a block's kernel body returns: a WaitFlag still waiting would hang the device; a
+// SetFlag nobody waited for is a hazard finding (sync hygiene).
 inline void check_block_end(BlockContext& b) {
     for (uint32_t e = 0; e < kHardEventCount; ++e) {
         for (int32_t id = 0; id < kEventIdCount; ++id) {
@@ -121,6 +140,20 @@ inline void check_block_end(BlockContext& b) {
                              "ends (the device would hang)",
                              event_name(static_cast<AscendC::HardEvent>(e)), id));
             }
+        }
+    }
+    if (!b.pipes || b.launch->hazards() == pipes::Hazards::Off) return;
+    for (uint32_t e = 0; e < kHardEventCount; ++e) {
+        for (int32_t id = 0; id < kEventIdCount; ++id) {
+            if (b.flags[e][id] <= 0) continue;
+            const char* name = event_name(static_cast<AscendC::HardEvent>(e));
+            pipes::Finding f;
+            f.key_api = "SetFlag";
+            f.key_operand = name;  // one finding per event: the first ID is shown, the others counted
+            f.message = format("SetFlag<HardEvent::%s>(%d) is never waited for: no WaitFlag<HardEvent::%s>(%d) "
+                               "follows it before the kernel ends",
+                               name, id, name, id);
+            hazard(b, f);
         }
     }
 }
@@ -139,6 +172,23 @@ void SetFlag(int32_t eventID) {
                                      "behaviour on the device; a later PipeBarrier would hang)",
                                      ascrun::sync::event_name(event), eventID));
     }
+    if (b.pipes) {
+        const auto from = ascrun::sync::event_pipe(event, false), to = ascrun::sync::event_pipe(event, true);
+        if (slot < 0) {  // its WaitFlag came first: the waiting pipe goes on from here
+            const auto key = static_cast<uint32_t>(ascrun::sync::flag_key(event, eventID));
+            const ascrun::pipes::Stamp stamp = b.pipes->signal(from);
+            if (!b.pipes->release(key, from)) {
+                ascrun::fault(ascrun::format(
+                    "SetFlag<HardEvent::%s>(%d) is never reached: %s runs it only after the WaitFlag<HardEvent::%s>(%d) "
+                    "on %s that waits for it (through the flags between the pipes: a deadlock, the device would hang)",
+                    ascrun::sync::event_name(event), eventID, ascrun::pipes::pipe_name(from),
+                    ascrun::sync::event_name(event), eventID, ascrun::pipes::pipe_name(to)));
+            }
+            b.pipes->wait(to, stamp);
+        } else {
+            b.pipes->post(ascrun::sync::flag_key(event, eventID), from, to);
+        }
+    }
     ++slot;
 }
 
@@ -151,13 +201,33 @@ void WaitFlag(int32_t eventID) {
                                      "its SetFlag (the device would hang)",
                                      ascrun::sync::event_name(event), eventID));
     }
+    if (b.pipes) {
+        const auto to = ascrun::sync::event_pipe(event, true);
+        const uint64_t key = ascrun::sync::flag_key(event, eventID);
+        if (!b.pipes->take(key, to) && !b.pipes->hold(to, static_cast<uint32_t>(key))) {
+            ascrun::fault(ascrun::format("WaitFlag<HardEvent::%s>(%d) on the scalar unit comes before its SetFlag: the "
+                                         "scalar unit stops until it is set, so it never issues that SetFlag (a "
+                                         "deadlock, the device would hang)",
+                                         ascrun::sync::event_name(event), eventID));
+        }
+    }
     --slot;
 }
 
 template <pipe_t pipe>
 void PipeBarrier() {
     static_assert(pipe != PIPE_S, "PipeBarrier<PIPE_S> is not supported: the scalar pipe synchronizes itself");
-    ascrun::enter();
+    ascrun::BlockContext& b = ascrun::enter();
+    // One pipe's barrier orders that pipe's instructions, which the model already runs in order.
+    if (pipe == PIPE_ALL && b.pipes) {
+        const ascrun::pipes::Pipe held = b.pipes->waiting();
+        if (held != ascrun::pipes::Pipe::All) {
+            ascrun::fault(ascrun::format("PipeBarrier<PIPE_ALL> waits for pipe %s, which waits for a SetFlag that comes "
+                                         "after this barrier (a deadlock, the device would hang)",
+                                         ascrun::pipes::pipe_name(held)));
+        }
+        b.pipes->barrier_all();
+    }
 }
 
 }  // namespace AscendC

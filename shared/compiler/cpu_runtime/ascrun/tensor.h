@@ -374,6 +374,11 @@ private:
             if (!b.launch->warn_bounds() || end > ascrun::kUbBytes) ascrun::fault(message());
             ascrun::warn(b, what, "index", [&] { return message() + ascrun::kPastLocalTensor; });
         }
+        if (b.pipes) {  // GetValue reads; SetValue and operator() (a reference) write
+            ascrun::pipes::Finding f;
+            const bool write = std::strcmp(what, "GetValue") != 0;
+            if (b.pipes->scalar(what, write, addr_ + uint64_t{index} * sizeof(T), sizeof(T), &f)) ascrun::hazard(b, f);
+        }
         return reinterpret_cast<ascrun::elem_t<T>*>(b.ub + addr_) + index;
     }
 
@@ -510,9 +515,10 @@ namespace ascrun {
 // Resolves LocalTensor operand `role` of instruction `api`, which touches its first `count`
 // elements: checks it and returns the UB pointer. One call per operand per instruction. `align`:
 // the start alignment the instruction requires of this operand (32 bytes unless its page says less).
+// (ub_operand without telling the pipe model: the checks, and the operand's end in the UB.)
 template <typename T>
-elem_t<T>* ub_operand(BlockContext& b, const char* api, const char* role, const AscendC::LocalTensor<T>& t,
-                      uint64_t count, uint32_t align = kUbAlign) {
+uint64_t ub_checked(BlockContext& b, const char* api, const char* role, const AscendC::LocalTensor<T>& t,
+                    uint64_t count, uint32_t align) {
     if (!t.ascrun_bound()) {
         fault(format("%s: %s LocalTensor was never initialized (default-constructed and not assigned from a "
                      "constructor, AllocTensor, DeQue or Get)",
@@ -551,7 +557,28 @@ elem_t<T>* ub_operand(BlockContext& b, const char* api, const char* role, const 
                      align == kUbAlign ? "Unified Buffer operands" : "this operand", align));
     }
     check_buffer_live(b, t.ascrun_tag(), t.ascrun_addr(), [&] { return format("%s: %s LocalTensor", api, role); });
-    return reinterpret_cast<elem_t<T>*>(b.ub + addr);
+    return end;
+}
+
+template <typename T>
+elem_t<T>* ub_operand(BlockContext& b, const char* api, const char* role, const AscendC::LocalTensor<T>& t,
+                      uint64_t count, uint32_t align = kUbAlign) {
+    const uint64_t end = ub_checked(b, api, role, t, count, align);
+    pipe_operand(b, api, role, Memory::UB, t.ascrun_addr(), end - t.ascrun_addr());
+    return reinterpret_cast<elem_t<T>*>(b.ub + t.ascrun_addr());
+}
+
+// An operand the scalar unit reads while it issues the instruction (an address list), checked as
+// ub_operand checks: on the scalar pipe for the pipe model.
+template <typename T>
+const elem_t<T>* ub_issue_operand(BlockContext& b, const char* api, const char* role, const AscendC::LocalTensor<T>& t,
+                                  uint64_t count) {
+    const uint64_t end = ub_checked(b, api, role, t, count, kUbAlign);
+    if (b.pipes) {
+        pipes::Finding f;
+        if (b.pipes->scalar(api, false, t.ascrun_addr(), end - t.ascrun_addr(), &f)) hazard(b, f);
+    }
+    return reinterpret_cast<const elem_t<T>*>(b.ub + t.ascrun_addr());
 }
 
 // Resolves LocalTensor operand `role` of cube instruction `api`, which must be in local memory `mem`
@@ -591,6 +618,7 @@ uint8_t* cube_operand(BlockContext& b, const char* api, const char* role, const 
                      api, role, offset_name(pos), hex(addr).c_str(), align, align));
     }
     check_buffer_live(b, t.ascrun_tag(), t.ascrun_addr(), [&] { return format("%s: %s LocalTensor", api, role); });
+    pipe_operand(b, api, role, mem, addr, bytes);
     return b.local_memory(mem) + addr;
 }
 

@@ -58,6 +58,32 @@ inline uint8_t user_path_code(AscendC::TPosition src, AscendC::TPosition dst) {
     return static_cast<uint8_t>(static_cast<uint32_t>(src) * kPositionSlots / 2 + static_cast<uint32_t>(dst));
 }
 
+// The pipes a queue's flags order (the queue framework sets and waits them: TQue简介.md): the
+// pipe that fills a buffer before EnQue (it waits in AllocTensor for the FreeTensor before) and
+// the pipe that reads it after DeQue (it signals FreeTensor). All: a position with no flags (VECCALC).
+inline pipes::Pipe producer_pipe(AscendC::TPosition p) {
+    using P = AscendC::TPosition;
+    switch (p) {
+        case P::GM: case P::VECIN: case P::A1: case P::B1: case P::C1: return pipes::Pipe::MTE2;
+        case P::VECOUT: return pipes::Pipe::V;
+        case P::A2: case P::B2: return pipes::Pipe::MTE1;
+        case P::CO1: return pipes::Pipe::M;
+        case P::CO2: return pipes::Pipe::FIX;
+        default: return pipes::Pipe::All;
+    }
+}
+inline pipes::Pipe consumer_pipe(AscendC::TPosition p) {
+    using P = AscendC::TPosition;
+    switch (p) {
+        case P::VECIN: return pipes::Pipe::V;
+        case P::GM: case P::VECOUT: case P::CO2: return pipes::Pipe::MTE3;
+        case P::A1: case P::B1: case P::C1: return pipes::Pipe::MTE1;
+        case P::A2: case P::B2: return pipes::Pipe::M;
+        case P::CO1: return pipes::Pipe::FIX;
+        default: return pipes::Pipe::All;
+    }
+}
+
 class PoolBase;
 
 // The untyped state and checks of a TQueBind (so each instantiation stays small).
@@ -176,6 +202,7 @@ protected:
                          kMaxBuffersPerPosition));
         }
         ++on_pos;
+        if (b.pipes && has_flags()) b.pipes->take(free_key(i), producer_pipe(src_));
         state_[i] = BufState::Allocated;
         cursor_ = (i + 1) % num_;
         b.buffer_serial[slot_ + i] = b.next_serial++;
@@ -202,7 +229,7 @@ protected:
         return i;
     }
 
-    void enque(const BlockContext& b, BufTag tag, uint32_t addr, uint8_t path) {
+    void enque(BlockContext& b, BufTag tag, uint32_t addr, uint8_t path) {
         const uint32_t i = owned(b, "EnQue", tag, addr);
         if (state_[i] == BufState::Queued) {
             fault(format("%s::EnQue: the tensor (UB offset %s) is already in the queue", ascrun_label().c_str(),
@@ -220,9 +247,14 @@ protected:
         fifo_path_[at] = path;
         ++queued_;
         state_[i] = BufState::Queued;
+        if (b.pipes && has_flags()) {
+            const bool plain = path == kPlainEnQue;
+            b.pipes->post(enque_key(i), plain ? producer_pipe(src_) : path_pipes(path, false),
+                          plain ? consumer_pipe(dst_) : path_pipes(path, true));
+        }
     }
 
-    uint32_t deque(uint8_t path, const char* form) {
+    uint32_t deque(BlockContext& b, uint8_t path, const char* form) {
         if (queued_ == 0) {
             fault(format("%s::DeQue%s: the queue is empty (no EnQue before this DeQue)", ascrun_label().c_str(), form));
         }
@@ -236,6 +268,7 @@ protected:
         head_ = (head_ + 1) % kMaxQueueBuffers;
         --queued_;
         state_[i] = BufState::Dequeued;
+        if (b.pipes && has_flags()) b.pipes->take(enque_key(i), path == kPlainEnQue ? consumer_pipe(dst_) : path_pipes(path, true));
         return i;
     }
 
@@ -246,6 +279,7 @@ protected:
                          ascrun_label().c_str(), hex(buffer_addr(i)).c_str()));
         }
         state_[i] = BufState::Free;
+        if (b.pipes && has_flags()) b.pipes->post(free_key(i), consumer_pipe(dst_), producer_pipe(src_));
         b.buffer_serial[slot_ + i] = 0;
         --b.allocated_on[static_cast<uint32_t>(pos_)];
     }
@@ -257,6 +291,17 @@ protected:
     }
 
     uint32_t buffer_addr(uint32_t i) const { return base_ + i * len_; }
+
+    // The pipe model's keys of buffer i's EnQue and FreeTensor signals (apart from sync.h's flag keys).
+    uint64_t enque_key(uint32_t i) const { return pipes::kQueueKeys + 2 * uint64_t{slot_ + i}; }
+    uint64_t free_key(uint32_t i) const { return enque_key(i) + 1; }
+    bool has_flags() const { return producer_pipe(src_) != pipes::Pipe::All && consumer_pipe(dst_) != pipes::Pipe::All; }
+    // EnQue<src, dst>/DeQue<src, dst>: GM->VECIN/VECOUT is MTE2 to V, VECIN/VECOUT->GM is V to MTE3.
+    static pipes::Pipe path_pipes(uint8_t path, bool waiter) {
+        const bool in = path < kPositionSlots / 2;  // src GM (position 0)
+        if (in) return waiter ? pipes::Pipe::V : pipes::Pipe::MTE2;
+        return waiter ? pipes::Pipe::MTE3 : pipes::Pipe::V;
+    }
 
     AscendC::TPosition src_, dst_, pos_;
     int32_t depth_;
@@ -465,13 +510,13 @@ public:
     LocalTensor<T> DeQue() {
         ascrun::BlockContext& b = require_live("DeQue");
         require_depth("DeQue", false);
-        return tensor<T>(b, deque(ascrun::que::kPlainEnQue, ""));
+        return tensor<T>(b, deque(b, ascrun::que::kPlainEnQue, ""));
     }
     template <typename T>
     void DeQue(LocalTensor<T>& tensor_out) {
         ascrun::BlockContext& b = require_live("DeQue");
         require_depth("DeQue", true);
-        tensor_out = tensor<T>(b, deque(ascrun::que::kPlainEnQue, "(tensor)"));
+        tensor_out = tensor<T>(b, deque(b, ascrun::que::kPlainEnQue, "(tensor)"));
     }
     template <TPosition srcUserPos, TPosition dstUserPos, typename T>
     LocalTensor<T> DeQue() {
@@ -481,7 +526,7 @@ public:
         require_depth("DeQue", false);
         const std::string form = ascrun::format("<%s, %s>", ascrun::position_name(srcUserPos),
                                                 ascrun::position_name(dstUserPos));
-        return tensor<T>(b, deque(ascrun::que::user_path_code(srcUserPos, dstUserPos), form.c_str()));
+        return tensor<T>(b, deque(b, ascrun::que::user_path_code(srcUserPos, dstUserPos), form.c_str()));
     }
 
     template <typename T>
@@ -842,6 +887,13 @@ private:
 
     // Every queue tensor goes stale; allocation counts and event IDs start over.
     static void forget_buffers(ascrun::BlockContext& b) noexcept {
+        if (b.pipes) {
+            try {
+                b.pipes->drain_queues();  // as the device's Reset/Destroy wait for the buffers' free events
+            } catch (...) {
+                // out of memory recording the timeline: the hazard state is still right
+            }
+        }
         for (auto& s : b.buffer_serial) s = 0;
         for (auto& n : b.allocated_on) n = 0;
         for (auto& e : b.event_ids_allocated) e = 0;

@@ -166,8 +166,10 @@ inline void TransDataTo5HD(const LocalTensor<uint64_t>& dst, const LocalTensor<u
     using namespace ascrun::trans_5hd;
     ascrun::BlockContext& b = ascrun::enter();
     uint64_t dst_list[kList], src_list[kList];
-    std::memcpy(dst_list, ascrun::ub_operand(b, kApi, "dst", dst, kList), sizeof(dst_list));
-    std::memcpy(src_list, ascrun::ub_operand(b, kApi, "src", src, kList), sizeof(src_list));
+    // Issuing the instruction loads the addresses into its address registers (an assumption: see
+    // pipes.h), so the scalar unit reads the lists, not the vector pipe.
+    std::memcpy(dst_list, ascrun::ub_issue_operand(b, kApi, "dst", dst, kList), sizeof(dst_list));
+    std::memcpy(src_list, ascrun::ub_issue_operand(b, kApi, "src", src, kList), sizeof(src_list));
     from_addresses<T>(dst_list, src_list, nchwconvParams);
 }
 
