@@ -13,6 +13,8 @@ against the reference's binary tree. Then a matmul row: the Matmul high-level AP
 half A (M x K) times half B (K x N) into float C over --matmul-cores AICs (AIC_ONLY, the host
 tiling's split), against numpy's float32 np.matmul(a, b, out=c); checked exactly (small
 integers); the kernel is examples/matmul.py's.
+For the vadd (count form) and reduction rows, also the pipe model's cost: the same launch with
+the hazard check and the modeled timeline each on and off (the default runs both), interleaved.
 """
 import argparse
 import importlib.util
@@ -24,6 +26,9 @@ import numpy as np
 
 import asc
 import ascrun
+from ascrun.args import launch_args
+from ascrun.compiler import pipeline
+from ascrun.compiler.cache import DiskCache
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -98,6 +103,28 @@ def wsum_tiled(x: asc.GlobalAddress, z: asc.GlobalAddress, block_length: int, ti
         out_z.free_tensor(zo)
 
 
+def pipe_model_overhead(opts, kernel, *args) -> None:
+    """Run times of one launch with the hazard check and the modeled timeline each off and on."""
+    bundle, host = launch_args(kernel, args)
+    target = pipeline.get_target("cpu")
+    built = pipeline.build(bundle, host.specs, target, frontend_cache=DiskCache.default(),
+                           artifact_cache=DiskCache.default())
+    values = [host.values[p["name"]] for p in built.frontend.params]
+    settings = {"neither": ("off", False), "hazard check": ("warn", False), "timeline": ("off", True),
+                "both (default)": ("warn", True)}
+    seconds = {name: [] for name in settings}
+    for _ in range(opts.repeats):  # interleaved, so all see the same machine load
+        for name, (hazards, model) in settings.items():
+            ran = target.runner.run(built.artifact, opts.cores, built.frontend.params, built.frontend.kernel_args,
+                                    values, hazards=hazards, model=model)
+            assert ran.warnings == [], ran.warnings
+            seconds[name].append(ran.seconds)
+    bare = statistics.median(seconds["neither"])
+    for name, runs in seconds.items():
+        t = statistics.median(runs)
+        print(f"  pipe model: {name:15s} {t * 1e3:8.1f} ms  ({t / bare:5.2f}x of neither)")
+
+
 def bench_matmul(opts) -> None:
     spec = importlib.util.spec_from_file_location("matmul_example", ROOT / "examples" / "matmul.py")
     example = importlib.util.module_from_spec(spec)
@@ -147,6 +174,7 @@ def bench_whole_reduce_sum(opts, x: np.ndarray) -> None:
     print(f"  cpu runtime kernel run: {k * 1e3:8.1f} ms  ({gbps / k:5.1f} GB/s)")
     print(f"  numpy add.reduce(64):   {n * 1e3:8.1f} ms  ({gbps / n:5.1f} GB/s)")
     print(f"  ratio kernel / numpy:   {k / n:8.2f}x")
+    pipe_model_overhead(opts, wsum_tiled, x, z, block, TILE)
 
 
 def main() -> None:
@@ -184,6 +212,8 @@ def main() -> None:
         print(f"  cpu runtime kernel run: {k * 1e3:8.1f} ms  ({gbps / k:5.1f} GB/s)")
         print(f"  numpy np.add(out=z):    {n * 1e3:8.1f} ms  ({gbps / n:5.1f} GB/s)")
         print(f"  ratio kernel / numpy:   {k / n:8.2f}x")
+        if not masked:
+            pipe_model_overhead(opts, vadd_tiled, x, y, z, block, TILE, masked)
     bench_whole_reduce_sum(opts, x)
     bench_matmul(opts)
 

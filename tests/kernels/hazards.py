@@ -65,3 +65,21 @@ def vadd_sync_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAd
                 asc.wait_flag(asc.HardEvent.MTE3_MTE2, buf_id)
     if extra_set == 1:
         asc.set_flag(asc.HardEvent.MTE3_MTE2, 0)
+
+
+@asc.jit
+def scalar_read_kernel(x: asc.GlobalAddress, out: asc.GlobalAddress, n: asc.ConstExpr[int], synced: int):
+    """out[0] = x[0] + 1, read back by the scalar unit: with synced 0, without the V->S flag."""
+    x_gm = asc.GlobalTensor()
+    out_gm = asc.GlobalTensor()
+    x_gm.set_global_buffer(x, n)
+    out_gm.set_global_buffer(out, n)
+    x_local = asc.LocalTensor(x.dtype, asc.TPosition.VECIN, 0, n)
+    asc.data_copy(x_local, x_gm, n)
+    asc.set_flag(asc.HardEvent.MTE2_V, 0)
+    asc.wait_flag(asc.HardEvent.MTE2_V, 0)
+    asc.adds(x_local, x_local, 1.0, n)
+    if synced == 1:
+        asc.set_flag(asc.HardEvent.V_S, 0)
+        asc.wait_flag(asc.HardEvent.V_S, 0)
+    out_gm.set_value(0, x_local.get_value(0))

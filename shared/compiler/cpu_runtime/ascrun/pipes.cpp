@@ -8,8 +8,6 @@ namespace ascrun {
 namespace pipes {
 namespace {
 
-constexpr uint32_t kGranule = 32;  // bytes per shadow entry: the Unified Buffer's block
-constexpr uint32_t kMemoryBytes[5] = {196608, 524288, 65536, 65536, 131072};  // UB, L1, L0A, L0B, L0C (core.h)
 constexpr const char* kMemoryNames[5] = {"UB", "L1", "L0A", "L0B", "L0C"};
 
 constexpr uint32_t idx(Pipe p) { return static_cast<uint32_t>(p); }
@@ -71,7 +69,7 @@ std::string micros(uint64_t cycles) {
 // ---- hazards ---------------------------------------------------------------------------------------
 
 uint16_t PipeModel::site(Pipe p, const char* api) {
-    const auto key = std::make_pair(static_cast<uint8_t>(p), api);
+    const uintptr_t key = reinterpret_cast<uintptr_t>(api) * 8 + static_cast<uintptr_t>(p);
     const auto found = site_ids_.find(key);
     if (found != site_ids_.end()) return found->second;
     if (site_labels_.size() >= UINT16_MAX) return 0;
@@ -83,10 +81,18 @@ uint16_t PipeModel::site(Pipe p, const char* api) {
 
 const char* PipeModel::intern(std::string s) { return interned_.insert(std::move(s)).first->c_str(); }
 
-std::vector<PipeModel::Granule>& PipeModel::shadow(uint32_t memory) {
-    std::vector<Granule>& s = shadow_[memory];
-    if (s.empty()) s.assign(kMemoryBytes[memory] / kGranule, Granule{});
-    return s;
+// Makes `at` a range boundary (if a range spans it) and returns the first range at or after it.
+PipeModel::Shadow::iterator PipeModel::split(Shadow& m, uint64_t at) {
+    auto it = m.upper_bound(at);
+    if (it != m.begin()) {
+        auto prev = std::prev(it);
+        if (prev->first < at && at < prev->second.end) {
+            Range tail = prev->second;
+            prev->second.end = at;
+            return m.emplace_hint(it, at, tail);
+        }
+    }
+    return it;
 }
 
 void PipeModel::open(const char* api, const char* role, Pipe p) {
@@ -107,7 +113,9 @@ void PipeModel::open(const char* api, const char* role, Pipe p) {
 
 bool PipeModel::operand(const char* api, const char* role, uint32_t memory, uint64_t addr, uint64_t bytes,
                         Finding* found) {
-    const Pipe p = pipe_of(api);
+    auto known = pipes_.find(api);
+    if (known == pipes_.end()) known = pipes_.emplace(api, pipe_of(api)).first;
+    const Pipe p = known->second;
     if (p == Pipe::All) {  // synchronizes itself: ordered with everything before and after it
         barrier_all();
         return false;
@@ -131,62 +139,72 @@ bool PipeModel::scalar(const char* api, bool write, uint64_t addr, uint64_t byte
 }
 
 bool PipeModel::check(uint32_t memory, uint64_t addr, uint64_t bytes, bool write, Finding* found) {
-    std::vector<Granule>& sh = shadow(memory);
+    if (bytes == 0) return false;
+    Shadow& m = shadow_[memory];
     const uint32_t i = idx(open_.pipe);
-    const uint64_t lo = addr / kGranule;
-    const uint64_t hi = std::min<uint64_t>(ceil_div(addr + bytes, kGranule), sh.size());
+    const uint64_t lo = addr, hi = addr + bytes;
+    // every byte of [lo, hi) in exactly one range
+    split(m, hi);
+    auto it = split(m, lo);
+    for (uint64_t at = lo; at < hi;) {
+        if (it == m.end() || it->first > at) {  // a gap nothing touched yet
+            const uint64_t end = it == m.end() ? hi : std::min(hi, it->first);
+            it = m.emplace_hint(it, at, Range{end, Access{}});
+        }
+        at = it->second.end;
+        ++it;
+    }
     enum Kind { kNone, kRaw, kWar, kWaw };
     struct Conflict {
         Kind kind;
         uint32_t pipe;
         uint16_t site;
     };
-    auto conflict = [&](const Granule& g) -> Conflict {
-        if (g.w_site != 0 && g.w_pipe != i && g.w_epoch > clock_[i][g.w_pipe]) {
-            return {write ? kWaw : kRaw, g.w_pipe, g.w_site};
+    auto conflict = [&](const Access& a) -> Conflict {
+        if (a.w_site != 0 && a.w_pipe != i && a.w_epoch > clock_[i][a.w_pipe]) {
+            return {write ? kWaw : kRaw, a.w_pipe, a.w_site};
         }
         if (write) {
             for (uint32_t q = 0; q < kPipes; ++q) {
-                if (q != i && g.r_site[q] != 0 && g.r_epoch[q] > clock_[i][q]) return {kWar, q, g.r_site[q]};
+                if (q != i && a.r_site[q] != 0 && a.r_epoch[q] > clock_[i][q]) return {kWar, q, a.r_site[q]};
             }
         }
         return {kNone, 0, 0};
     };
+    const auto first = m.find(lo), last = m.lower_bound(hi);
     bool raced = false;
-    for (uint64_t g = lo; g < hi && !raced; ++g) {
-        const Conflict c = conflict(sh[g]);
+    for (auto r = first; r != last && !raced; ++r) {
+        const Conflict c = conflict(r->second.a);
         if (c.kind == kNone) continue;
-        uint64_t end = g + 1;
-        while (end < hi) {
-            const Conflict d = conflict(sh[end]);
+        uint64_t end = r->second.end;
+        for (auto n = std::next(r); n != last; ++n) {  // the same conflict on the ranges after it
+            const Conflict d = conflict(n->second.a);
             if (d.kind != c.kind || d.pipe != c.pipe || d.site != c.site) break;
-            ++end;
+            end = n->second.end;
         }
         raced = true;
         const char* verb = c.kind == kRaw ? " reads " : " writes ";
         const char* prior = c.kind == kWar ? " read by " : " written by ";
         const std::string& cur = site_labels_[open_.site];
         const std::string& before = site_labels_[c.site];
-        const char* key_api = intern(cur + verb + kMemoryNames[memory]);
-        const char* key_operand = intern(std::string(prior + 1) + before);
-        found->key_api = key_api;
-        found->key_operand = key_operand;
-        found->message = cur + verb + kMemoryNames[memory] + " [" + hex(std::max(addr, g * kGranule)) + ", " +
-                         hex(std::min(addr + bytes, end * kGranule)) + ")" + prior + before + " with no " +
-                         pipe_name(static_cast<Pipe>(c.pipe)) + "->" + pipe_name(open_.pipe) +
+        found->key_api = intern(cur + verb + kMemoryNames[memory]);
+        found->key_operand = intern(std::string(prior + 1) + before);
+        found->message = cur + verb + kMemoryNames[memory] + " [" + hex(r->first) + ", " + hex(end) + ")" + prior +
+                         before + " with no " + pipe_name(static_cast<Pipe>(c.pipe)) + "->" + pipe_name(open_.pipe) +
                          " flag between them";
     }
     const uint32_t epoch = clock_[i][i];
-    for (uint64_t g = lo; g < hi; ++g) {
-        Granule& x = sh[g];
-        if (write) {
-            x = Granule{};
-            x.w_epoch = epoch;
-            x.w_site = open_.site;
-            x.w_pipe = static_cast<uint8_t>(i);
-        } else {
-            x.r_epoch[i] = epoch;
-            x.r_site[i] = open_.site;
+    if (write) {  // one range, this write
+        m.erase(first, last);
+        Access a;
+        a.w_epoch = epoch;
+        a.w_site = open_.site;
+        a.w_pipe = static_cast<uint8_t>(i);
+        m.emplace(lo, Range{hi, a});
+    } else {
+        for (auto r = first; r != last; ++r) {
+            r->second.a.r_epoch[i] = epoch;
+            r->second.a.r_site[i] = open_.site;
         }
     }
     return raced;
@@ -251,7 +269,8 @@ bool PipeModel::hold(Pipe p, uint32_t key) {
 bool PipeModel::release(uint32_t key, Pipe from) {
     if (pending_[idx(from)].test(key)) return false;
     for (Pending& p : pending_) p.reset(key);
-    for (auto& entry : posted_) entry.second.stamp.pending.reset(key);
+    for (Posted& slot : posted_flags_) slot.stamp.pending.reset(key);
+    for (Posted& slot : posted_queues_) slot.stamp.pending.reset(key);
     return true;
 }
 
@@ -350,14 +369,20 @@ std::string LaunchTimeline::trace_json() const {
             out += "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": " + std::to_string(pid) + ", \"tid\": " +
                    std::to_string(p) + ", \"args\": {\"name\": \"" + pipe_name(static_cast<Pipe>(p)) + "\"}}";
         }
+        out.reserve(out.size() + t.events.size() * 200);
         for (const Event& e : t.events) {
             sep();
             out += "{\"name\": ";
             json_string(out, e.api);
-            out += ", \"cat\": \"" + std::string(pipe_name(static_cast<Pipe>(e.pipe))) + "\", \"ph\": \"X\", \"pid\": " +
-                   std::to_string(pid) + ", \"tid\": " + std::to_string(e.pipe) + ", \"ts\": " + micros(e.start) +
-                   ", \"dur\": " + micros(e.end - e.start) + ", \"args\": {\"cycle\": " + std::to_string(e.start) +
-                   ", \"cycles\": " + std::to_string(e.end - e.start) + "}}";
+            char buf[256];
+            const double us = 1.0 / (kClockGhz * 1000.0);
+            std::snprintf(buf, sizeof buf,
+                          ", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %u, \"tid\": %u, \"ts\": %.4f, \"dur\": %.4f, "
+                          "\"args\": {\"cycle\": %" PRIu64 ", \"cycles\": %" PRIu64 "}}",
+                          pipe_name(static_cast<Pipe>(e.pipe)), pid, static_cast<unsigned>(e.pipe),
+                          static_cast<double>(e.start) * us, static_cast<double>(e.end - e.start) * us, e.start,
+                          e.end - e.start);
+            out += buf;
         }
         if (t.instructions > t.events.size()) {
             sep();

@@ -8,8 +8,8 @@
 // one pipe. This header replays what the core did against that machine:
 //
 //  - Hazard check. A vector clock per pipe says which instructions of the other pipes are known to
-//    have finished. Each 32-byte granule of the Unified Buffer and the cube memories remembers its
-//    last writer and, per pipe, its last reader. An access ordered after neither is a race the
+//    have finished. Each byte range of the Unified Buffer and the cube memories remembers its last
+//    writer and, per pipe, its last reader (a map of ranges, split where accesses begin and end). An access ordered after neither is a race the
 //    device may lose (read-after-write, write-after-read, write-after-write), reported with both
 //    API calls, their pipes, the byte range and the flag that was missing. A SetFlag nobody waits
 //    for is reported at the core's end. Policy (launch option): off, warn (result.warnings) or fault.
@@ -35,6 +35,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "pipe_costs.h"
@@ -160,19 +161,26 @@ public:
     // A signal kept until its wait (a SetFlag's until its WaitFlag, an EnQue's until its DeQue),
     // under a key of the caller's; `take` waits for it and forgets it, false if none was posted.
     // `to`: the pipe that will wait, for drain.
-    void post(uint64_t key, Pipe from, Pipe to) { posted_[key] = Posted{signal(from), to}; }
+    void post(uint64_t key, Pipe from, Pipe to) {
+        Posted& slot = posted(key);
+        slot.stamp = signal(from);
+        slot.waiter = to;
+        slot.live = true;
+    }
     bool take(uint64_t key, Pipe to) {
-        const auto found = posted_.find(key);
-        if (found == posted_.end()) return false;
-        wait(to, found->second.stamp);
-        posted_.erase(found);
+        Posted& slot = posted(key);
+        if (!slot.live) return false;
+        slot.live = false;
+        wait(to, slot.stamp);
         return true;
     }
     // TPipe::Reset/Destroy wait for the queue framework's outstanding signals (keys from kQueueKeys)
     // before the buffers are handed out again.
     void drain_queues() {
-        for (auto it = posted_.lower_bound(kQueueKeys); it != posted_.end(); it = posted_.erase(it)) {
-            wait(it->second.waiter, it->second.stamp);
+        for (Posted& slot : posted_queues_) {
+            if (!slot.live) continue;
+            slot.live = false;
+            wait(slot.waiter, slot.stamp);
         }
     }
     // A WaitFlag of flag `key` on pipe p issued before its SetFlag: p (and whatever waits for p)
@@ -189,13 +197,21 @@ public:
     CoreTimeline finish();
 
 private:
-    struct Granule {
-        uint32_t w_epoch;
-        uint16_t w_site;
-        uint8_t w_pipe;
-        uint32_t r_epoch[kPipes];
-        uint16_t r_site[kPipes];
+    // What a byte range of a local memory last saw: its writer and, per pipe, its last reader
+    // (epoch: that pipe's instruction count; site: site_labels_ index, 0 for none).
+    struct Access {
+        uint32_t w_epoch = 0;
+        uint16_t w_site = 0;
+        uint8_t w_pipe = 0;
+        uint32_t r_epoch[kPipes] = {};
+        uint16_t r_site[kPipes] = {};
     };
+    // Non-overlapping ranges [start, end) of one memory, by start; untouched bytes have none.
+    struct Range {
+        uint64_t end;
+        Access a;
+    };
+    using Shadow = std::map<uint64_t, Range>;
     struct Open {  // the instruction whose operands are being seen
         const char* api = nullptr;
         Pipe pipe = Pipe::V;
@@ -212,7 +228,7 @@ private:
     uint64_t cost(const Open& o) const;
     uint16_t site(Pipe p, const char* api);
     bool check(uint32_t memory, uint64_t addr, uint64_t bytes, bool write, Finding* found);
-    std::vector<Granule>& shadow(uint32_t memory);
+    static Shadow::iterator split(Shadow& m, uint64_t at);
     const char* intern(std::string s);
 
     Hazards hazards_;
@@ -220,13 +236,22 @@ private:
     Pending pending_[kPipes];  // per pipe: flags it waits for whose SetFlag is still to come
     struct Posted {
         Stamp stamp;
-        Pipe waiter;
+        Pipe waiter = Pipe::All;
+        bool live = false;
     };
-    std::map<uint64_t, Posted> posted_;
+    Posted& posted(uint64_t key) {
+        if (key < kQueueKeys) return posted_flags_[key];
+        const uint64_t i = key - kQueueKeys;
+        if (i >= posted_queues_.size()) posted_queues_.resize(i + 1);
+        return posted_queues_[i];
+    }
+    std::vector<Posted> posted_flags_ = std::vector<Posted>(kFlagKeys);
+    std::vector<Posted> posted_queues_;
     Open open_;
     bool is_open_ = false;
-    std::vector<Granule> shadow_[5];
-    std::map<std::pair<uint8_t, const char*>, uint16_t> site_ids_;
+    Shadow shadow_[5];
+    std::unordered_map<uintptr_t, uint16_t> site_ids_;  // by api pointer x 8 + pipe
+    std::unordered_map<const char*, Pipe> pipes_;       // pipe_of, by api pointer
     std::vector<std::string> site_labels_ = std::vector<std::string>(1, "?");
     std::set<std::string> interned_;  // finding keys: stable until the core's report is taken
     // timeline

@@ -402,6 +402,7 @@ protected:
             }
         }
         std::memset(b.ub + start_, kUbPoison, len_);  // "清空后的TBufPool资源池及分配的Buffer和数据默认无效"
+        if (b.pipes) b.pipes->drain_queues();  // as TPipe::Reset: the buffers' free events are waited for
         reset_ = true;
     }
 
