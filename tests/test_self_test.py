@@ -11,7 +11,7 @@ from ascrun.compiler.errors import KernelError
 from ascrun.server.workers import self_test, self_test_kernels
 from ascrun_cli import ascrun
 
-ROW = r"{:14} {:6} +\d+\.\d\d  ok"
+ROW = r"{:14} {:6} +\d+\.\d\d  ok \(model: \d+ cycles = \d+\.\d\d us\)"
 
 
 def test_self_test_on_cpu_passes_every_kernel():

@@ -2,16 +2,18 @@
 self_test_kernels.CASES is built and run on each target the worker would serve, in this process
 through run_local with caches that start empty (so the toolchain really builds), and checked
 against numpy exactly and, on a target other than cpu, against the cpu target with compare.py's
-tolerances. Prints a table; all must pass."""
+tolerances. Prints a table; all must pass. Each cpu row gives the modeled timeline's cycles (and
+their time at the model's clock); a device row gives the device's kernel time next to the model's:
+the calibration step of the cost model (cpu_runtime/ascrun/pipe_costs.h) on a CANN host."""
 from __future__ import annotations
 
 import time
 from typing import Dict, List, Sequence, TextIO
 
-import numpy as np
 
 from ...compare import compare_outputs
 from ...local import run_local
+from ...result import LaunchResult
 from ...compiler import pipeline
 from ...compiler.errors import KernelError
 from .self_test_kernels import CASES
@@ -24,21 +26,25 @@ class EmptyCache(dict):
         self[key] = value
 
 
-def run(case: str, target: str) -> Dict[str, np.ndarray]:
-    """The outputs of `case` on `target`, with its numpy reference checked; KernelError if it fails."""
+def run(case: str, target: str) -> LaunchResult:
+    """`case` on `target`, its outputs checked against numpy; KernelError if it fails."""
     kernel, core_num, args, expected = CASES[case]()
-    outputs = run_local(kernel, core_num, *args, target=target, cache=EmptyCache()).outputs
+    result = run_local(kernel, core_num, *args, target=target, cache=EmptyCache())
     # exactly: the references are exact (IEEE adds, whole-number sums, round-to-nearest-even casts)
-    comparison = compare_outputs(outputs, expected, target, "numpy", tolerances={})
+    comparison = compare_outputs(result.outputs, expected, target, "numpy", tolerances={})
     if not comparison.matches:
         raise KernelError(comparison.summary(), kind="wrong_result")
-    return outputs
+    return result
+
+
+def modeled_us(model: Dict) -> float:
+    return model["cycles"] / (model["clock_ghz"] * 1e3)
 
 
 def self_test(targets: Sequence[str], out: TextIO) -> bool:
     """Runs every case on every target, printing a row each; whether all passed."""
     print(f"{'KERNEL':14} {'TARGET':6} {'SECONDS':>8}  RESULT", file=out, flush=True)
-    on_cpu: Dict[str, Dict[str, np.ndarray]] = {}
+    on_cpu: Dict[str, LaunchResult] = {}
     failed: List[str] = []
     for target in targets:
         try:
@@ -50,16 +56,18 @@ def self_test(targets: Sequence[str], out: TextIO) -> bool:
         for case in CASES:
             start = time.perf_counter()
             try:
-                outputs = run(case, target)
+                ran = run(case, target)
                 if target == "cpu":
-                    on_cpu[case] = outputs
+                    on_cpu[case] = ran
+                    result = f"ok (model: {ran.model['cycles']} cycles = {modeled_us(ran.model):.2f} us)"
                 else:
                     if case not in on_cpu:
                         on_cpu[case] = run(case, "cpu")
-                    comparison = compare_outputs(outputs, on_cpu[case], target, "cpu")
+                    comparison = compare_outputs(ran.outputs, on_cpu[case].outputs, target, "cpu")
                     if not comparison.matches:
                         raise KernelError(comparison.summary(), kind="wrong_result")
-                result = "ok"
+                    device_us, model_us = ran.timings["kernel"] * 1e6, modeled_us(on_cpu[case].model)
+                    result = f"ok (device {device_us:.2f} us, model {model_us:.2f} us: x{device_us / model_us:.2f})"
             except KernelError as e:
                 failed.append(case)
                 result = f"FAIL {e.kind}: {e}"
