@@ -270,7 +270,7 @@ bool PipeModel::release(uint32_t key, Pipe from) {
     if (pending_[idx(from)].test(key)) return false;
     for (Pending& p : pending_) p.reset(key);
     for (Posted& slot : posted_flags_) slot.stamp.pending.reset(key);
-    for (Posted& slot : posted_queues_) slot.stamp.pending.reset(key);
+    for (auto& entry : posted_queues_) entry.second.stamp.pending.reset(key);
     return true;
 }
 

@@ -168,7 +168,14 @@ public:
         slot.live = true;
     }
     bool take(uint64_t key, Pipe to) {
-        Posted& slot = posted(key);
+        if (key >= kQueueKeys) {
+            const auto found = posted_queues_.find(key);
+            if (found == posted_queues_.end()) return false;
+            wait(to, found->second.stamp);
+            posted_queues_.erase(found);
+            return true;
+        }
+        Posted& slot = posted_flags_[key];
         if (!slot.live) return false;
         slot.live = false;
         wait(to, slot.stamp);
@@ -177,11 +184,8 @@ public:
     // TPipe::Reset/Destroy wait for the queue framework's outstanding signals (keys from kQueueKeys)
     // before the buffers are handed out again.
     void drain_queues() {
-        for (Posted& slot : posted_queues_) {
-            if (!slot.live) continue;
-            slot.live = false;
-            wait(slot.waiter, slot.stamp);
-        }
+        for (auto& entry : posted_queues_) wait(entry.second.waiter, entry.second.stamp);
+        posted_queues_.clear();
     }
     // A WaitFlag of flag `key` on pipe p issued before its SetFlag: p (and whatever waits for p)
     // waits for a SetFlag still to come; their accesses are not checked until it comes (release).
@@ -239,14 +243,10 @@ private:
         Pipe waiter = Pipe::All;
         bool live = false;
     };
-    Posted& posted(uint64_t key) {
-        if (key < kQueueKeys) return posted_flags_[key];
-        const uint64_t i = key - kQueueKeys;
-        if (i >= posted_queues_.size()) posted_queues_.resize(i + 1);
-        return posted_queues_[i];
-    }
+    Posted& posted(uint64_t key) { return key < kQueueKeys ? posted_flags_[key] : posted_queues_[key]; }  // (post)
     std::vector<Posted> posted_flags_ = std::vector<Posted>(kFlagKeys);
-    std::vector<Posted> posted_queues_;
+    std::unordered_map<uint64_t, Posted> posted_queues_;  // only the outstanding ones: a kernel that
+                                                          // makes buffers in a loop stays bounded
     Open open_;
     bool is_open_ = false;
     Shadow shadow_[5];
