@@ -9,10 +9,12 @@
 //
 //  - Hazard check. A vector clock per pipe says which instructions of the other pipes are known to
 //    have finished. Each byte range of the Unified Buffer and the cube memories remembers its last
-//    writer and, per pipe, its last reader (a map of ranges, split where accesses begin and end). An access ordered after neither is a race the
-//    device may lose (read-after-write, write-after-read, write-after-write), reported with both
-//    API calls, their pipes, the byte range and the flag that was missing. A SetFlag nobody waits
-//    for is reported at the core's end. Policy (launch option): off, warn (result.warnings) or fault.
+//    writer and, per pipe, its last reader (a map of ranges, split where accesses begin and end).
+//    An access ordered after neither is a race the device may lose (read-after-write,
+//    write-after-read, write-after-write), reported with both API calls, their pipes, the byte
+//    range and the flag that was missing. A SetFlag nobody waits for is reported at the core's end.
+//    Policy (launch option): off, warn (result.warnings) or fault. Waits that can never end
+//    (deadlocks) are faults whatever the policy: the device would hang.
 //  - Modeled timeline. Each instruction costs cycles on its pipe (pipe_costs.h: the constants and
 //    their sources); it starts when its pipe is free, the scalar unit has issued it, and what it
 //    waits for (a flag's SetFlag) is done. Per core: its cycles, each pipe's busy cycles, the
@@ -21,9 +23,10 @@
 //
 // Which pipe an instruction is on (pipe_of): DataCopy GM->UB/L1 is MTE2, UB->GM MTE3, LoadData
 // MTE1, Mmad M, Fixpipe FIX, element access (GetValue/SetValue) S, the other Unified Buffer
-// instructions V. The high-level APIs that synchronize themselves (Matmul, DumpTensor) act as a
-// full barrier. Scalar instructions complete before the scalar unit issues the next instruction,
-// so an S access is ordered before everything after it (the other direction needs a flag).
+// instructions V. The high-level APIs that synchronize themselves (Matmul, DumpTensor,
+// DumpAccChkPoint) act as a full barrier. Scalar instructions complete before the scalar unit
+// issues the next instruction, so an S access is ordered before everything after it (the other
+// direction needs a flag).
 #pragma once
 
 #include <algorithm>
@@ -60,7 +63,7 @@ constexpr uint64_t kQueueKeys = uint64_t{1} << 32;  // post/take keys of the que
 
 // The pipe an API runs on, from its name (the names are the runtime's own, e.g. "DataCopy(GM->UB)").
 inline Pipe pipe_of(const char* api) {
-    if (std::strncmp(api, "Matmul", 6) == 0 || std::strncmp(api, "DumpTensor", 10) == 0) return Pipe::All;
+    if (std::strncmp(api, "Matmul", 6) == 0 || std::strncmp(api, "Dump", 4) == 0) return Pipe::All;
     if (std::strncmp(api, "LoadData", 8) == 0) return Pipe::MTE1;
     if (std::strcmp(api, "Mmad") == 0) return Pipe::M;
     if (std::strncmp(api, "Fixpipe", 7) == 0) return Pipe::FIX;

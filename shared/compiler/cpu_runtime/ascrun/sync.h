@@ -1,10 +1,11 @@
 // ascrun cpu runtime: intra-core synchronization (SetFlag/WaitFlag, PipeBarrier) and
 // set_ffts_base_addr.
 //
-// A block runs its pipes in program order on one thread, so synchronization itself is a no-op;
-// what is checked is what would misbehave on the device: event IDs outside 0..7, a second
-// SetFlag of the same event and ID before its WaitFlag (undefined behaviour, hangs a later
-// PipeBarrier), and a WaitFlag no SetFlag ever satisfies by the end of the block (a hang).
+// A block runs its pipes in program order on one thread, so synchronization itself orders nothing
+// here; it feeds the pipe model (pipes.h: the hazard check and the modeled timeline), and what
+// would misbehave on the device is checked: event IDs outside 0..7, a second SetFlag of the same
+// event and ID before its WaitFlag (undefined behaviour, hangs a later PipeBarrier), a WaitFlag no
+// SetFlag ever satisfies by the end of the block (a hang), and the deadlocks the pipe model finds.
 #pragma once
 
 #include "core.h"
