@@ -127,8 +127,13 @@ void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor
     const auto* bm = reinterpret_cast<const ascrun::elem_t<S>*>(ascrun::cube_operand(
         b, api, "filter", filter, ascrun::Memory::L0B, "B2 (L0B Buffer)", k1 * n1 * ascrun::cube::kFractalBytes, 512));
     const bool init_zero = p.cmatrixInitVal && !p.isBias;
-    // The cube computes one 16 x k0 x 16 fractal product per cycle (pipe_costs.h).
-    if (b.pipes) b.pipes->work(m1 * n1 * k1 * 16 * 16 * k0, static_cast<uint32_t>(16 * 16 * k0 * ascrun::pipes::kCubeFractalsPerCycle));
+    // The cube's cost: its MACs over whole fractals at its rate for the input type (pipe_costs.h).
+    if (b.pipes) {
+        namespace costs = ascrun::pipes;
+        b.pipes->work(m1 * 16 * n1 * 16 * k1 * k0, sizeof(U) == 1   ? costs::kCubeInt8MacsPerCycle
+                                                    : sizeof(U) == 4 ? costs::kCubeFloatMacsPerCycle
+                                                                     : costs::kCubeHalfMacsPerCycle);
+    }
 
     for (uint64_t fj = 0; fj < n1; ++fj) {
         for (uint64_t fi = 0; fi < m1; ++fi) {

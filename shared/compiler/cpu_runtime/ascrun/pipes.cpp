@@ -12,6 +12,7 @@ constexpr const char* kMemoryNames[5] = {"UB", "L1", "L0A", "L0B", "L0C"};
 
 constexpr uint32_t idx(Pipe p) { return static_cast<uint32_t>(p); }
 constexpr uint32_t kS = idx(Pipe::S);
+constexpr uint32_t kL0B = 3;  // PipeModel::operand's memory numbers: 0 UB, 1 L1, 2 L0A, 3 L0B, 4 L0C
 
 // The operands an instruction writes, by the runtime's role names (dst, dstTensor, dstList[i], the
 // reductions' sumTensor/maxTensor, a scratch sharedTmpBuffer); the others it reads.
@@ -128,8 +129,10 @@ bool PipeModel::operand(const char* api, const char* role, uint32_t memory, uint
         open(api, role, p);
     }
     open_.bytes = std::max(open_.bytes, bytes);
+    const bool write = writes(role);
+    if (write) open_.dst_memory = memory;
     if (hazards_ == Hazards::Off || pending_[idx(p)].any()) return false;
-    return check(memory, addr, bytes, writes(role), found);
+    return check(memory, addr, bytes, write, found);
 }
 
 bool PipeModel::scalar(const char* api, bool write, uint64_t addr, uint64_t bytes, Finding* found) {
@@ -289,9 +292,11 @@ uint64_t PipeModel::cost(const Open& o) const {
         case Pipe::V: return kVectorStartupCycles + ceil_div(o.bytes, kVectorBytesPerCycle);
         case Pipe::MTE2: return kMteStartupCycles + ceil_div(o.bytes, kMte2BytesPerCycle);
         case Pipe::MTE3: return kMteStartupCycles + ceil_div(o.bytes, kMte3BytesPerCycle);
-        case Pipe::MTE1: return ceil_div(o.bytes, kMte1BytesPerCycle);
-        case Pipe::M: return o.macs_per_cycle == 0 ? 1 : std::max<uint64_t>(1, ceil_div(o.macs, o.macs_per_cycle));
-        case Pipe::FIX: return ceil_div(o.bytes, kFixBytesPerCycle);
+        case Pipe::MTE1:
+            return kMte1StartupCycles +
+                   ceil_div(o.bytes, o.dst_memory == kL0B ? kMte1L0BBytesPerCycle : kMte1L0ABytesPerCycle);
+        case Pipe::M: return kMmadStartupCycles + (o.macs_per_cycle == 0 ? 0 : ceil_div(o.macs, o.macs_per_cycle));
+        case Pipe::FIX: return kFixStartupCycles + ceil_div(o.bytes, kFixBytesPerCycle);
         default: return 0;
     }
 }

@@ -226,6 +226,7 @@ private:
         const char* roles[8] = {};
         uint32_t n_roles = 0;
         uint64_t bytes = 0;  // its largest operand
+        uint32_t dst_memory = 0;  // the memory it writes
         uint64_t macs = 0;
         uint32_t macs_per_cycle = 0;
     };
