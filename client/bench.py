@@ -26,6 +26,7 @@ from .compiler import benchmark, pipeline
 from .compiler.cache import Cache, DiskCache
 from .compiler.errors import KernelError
 from .result import LaunchResult
+from .submission import Submission
 
 BASELINE_FORMAT = 1
 POLICY_KEYS = ("warmup", "min_repeats", "max_repeats", "target_rel_error", "budget_seconds")
@@ -107,6 +108,25 @@ def describe(data: Dict[str, Any]) -> str:
     return (f"{what} time median {_us(s['median'])} us, mean {_us(s['mean'])} us ± {_us(s['stderr'])} "
             f"(std {_us(s['std'])}, rel. error {rel}), min {_us(s['min'])}, max {_us(s['max'])}; "
             f"{data['repeats']} repeats after {data['warmup']} warm-up, stopped by {data['stopped_by']}{cycles}")
+
+
+def with_benchmark(job: Submission, policy: Optional[Dict[str, Any]], compare: Optional[str] = None) -> Submission:
+    """The submission as a benchmark job with `policy` (None: as it is)."""
+    if policy is None:
+        return job
+    if compare is not None:
+        raise KernelError("a benchmark does not compare targets (compare=): benchmark each target on its own",
+                          kind="bad_request")
+    job.body["benchmark"] = policy
+    return job
+
+
+def from_record(record: Dict[str, Any], result: LaunchResult) -> Benchmark:
+    """The Benchmark of a finished benchmark job."""
+    if record.get("benchmark") is None:
+        raise KernelError(f"job {record['id']} ran, but the service recorded no benchmark: it predates benchmark "
+                          "jobs", kind="unavailable")
+    return Benchmark.from_json(record["kernel"], record["target"], record["core_num"], record["benchmark"], result)
 
 
 # -- gates ---------------------------------------------------------------------------------------
@@ -263,3 +283,44 @@ def benchmark_local(kernel: Any, core_num: int, *args: Any, target: str = "cpu",
                           log=ran.log, warnings=ran.warnings, model=ran.model, _source=built.frontend.source,
                           _trace=ran.trace)
     return Benchmark.from_json(bundle.entry, target, core_num, measured.to_json(), result)
+
+
+# -- the pytest marker ----------------------------------------------------------------------------
+
+MARKER = "ascrun_benchmark"
+MARKER_HELP = (f"{MARKER}(max_cycles=None, baseline=None, tolerance=0, key=None, warmup=, min_repeats=, max_repeats=, "
+               "target_rel_error=, budget_seconds=): with --ascrun-url, each kernel launch of the test is a benchmark "
+               "job, and the test fails if its modeled cycles exceed max_cycles or regress from its entry in the "
+               "baseline file (relative to the rootdir) beyond tolerance (a fraction, or a string like '2%')")
+GATE_KEYS = ("max_cycles", "baseline", "tolerance", "key")
+
+
+class MarkedBenchmark:
+    """A test marked `ascrun_benchmark`, while it runs: the policy its launches are benchmarked
+    with and its gates. Each launch's baseline entry is `key` (default: the test's node id and
+    `::KERNEL`), with `#N` after it for the test's N-th launch (N >= 2) of one key."""
+
+    def __init__(self, kwargs: Dict[str, Any], nodeid: str, rootdir: Path, update: bool = False):
+        unknown = sorted(set(kwargs) - set(GATE_KEYS) - set(POLICY_KEYS))
+        if unknown:
+            raise TypeError(f"{MARKER}: unknown argument(s) {', '.join(unknown)}; it takes "
+                            f"{', '.join(GATE_KEYS + POLICY_KEYS)}")
+        self.policy = policy_json(**{k: kwargs.get(k) for k in POLICY_KEYS})
+        baseline = kwargs.get("baseline")
+        self.gates = Gates(max_cycles=kwargs.get("max_cycles"),
+                           baseline=None if baseline is None else rootdir / baseline,
+                           tolerance=parse_tolerance(kwargs.get("tolerance", 0.0)), update=update)
+        self.key, self.nodeid = kwargs.get("key"), nodeid
+        self.seen: Dict[str, int] = {}
+        self.notes: List[str] = []
+
+    def launch_key(self, kernel: str) -> str:
+        base = self.key or f"{self.nodeid}::{kernel}"
+        self.seen[base] = self.seen.get(base, 0) + 1
+        return base if self.seen[base] == 1 else f"{base}#{self.seen[base]}"
+
+    def checked(self, launch: Any, record: Dict[str, Any]) -> Benchmark:
+        """The launch's Benchmark (set as `launch.benchmark`), its gates enforced (GateFailed)."""
+        launch.benchmark = from_record(record, launch.result)
+        self.notes += self.gates.enforce(launch.benchmark, self.launch_key(launch.benchmark.kernel))
+        return launch.benchmark

@@ -73,6 +73,18 @@ class Policy:
         return asdict(self)
 
 
+def job_policy(given: Mapping[str, Any], timeout_s: float) -> Dict[str, Any]:
+    """A service job's whole policy (defaults filled in), its budget tied to the job's timeout: a
+    budget given must be under it, the default is at most half of it. KernelError bad_request."""
+    given = dict(given)
+    if given.get("budget_seconds") is not None and given["budget_seconds"] >= timeout_s:
+        raise KernelError(f"benchmark budget_seconds {given['budget_seconds']:g} must be under the job's timeout of "
+                          f"{timeout_s:g} s", kind="bad_request")
+    if given.get("budget_seconds") is None:
+        given["budget_seconds"] = min(Policy.budget_seconds, timeout_s / 2)
+    return Policy.from_json(given).to_json()
+
+
 def policy_problem(p: Mapping[str, Any]) -> Optional[str]:
     """What is wrong with a policy's values, or None (the API's model checks the same bounds)."""
     def integer(name, low, high):
