@@ -245,6 +245,7 @@ class Gates:
 
     def enforce(self, bench: Benchmark, key: Optional[str] = None) -> List[str]:
         """The notes of passing gates; GateFailed with every failure if one fails."""
+        __tracebackhide__ = True  # pytest: a failed gate's traceback ends at the launch
         failures, notes = self.check(bench, key)
         if failures:
             raise GateFailed("\n".join(failures))
@@ -321,6 +322,7 @@ class MarkedBenchmark:
 
     def checked(self, launch: Any, record: Dict[str, Any]) -> Benchmark:
         """The launch's Benchmark (set as `launch.benchmark`), its gates enforced (GateFailed)."""
+        __tracebackhide__ = True
         launch.benchmark = from_record(record, launch.result)
         self.notes += self.gates.enforce(launch.benchmark, self.launch_key(launch.benchmark.kernel))
         return launch.benchmark

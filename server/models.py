@@ -132,9 +132,8 @@ class BenchmarkPolicy(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> "BenchmarkPolicy":
-        low = self.min_repeats or bench.Policy.min_repeats
-        high = self.max_repeats or bench.Policy.max_repeats
-        if low > high:
+        low, high = self.min_repeats, self.max_repeats or bench.Policy.max_repeats  # unset: at most max_repeats
+        if low is not None and low > high:
             raise PydanticCustomError("benchmark_repeats", "min_repeats ({low}) exceeds max_repeats ({high})",
                                       {"low": low, "high": high})
         return self

@@ -61,7 +61,10 @@ class Policy:
         if unknown:
             raise KernelError(f"benchmark: unknown setting(s) {', '.join(unknown)}; the settings are "
                               f"{', '.join(cls.__dataclass_fields__)}", kind="bad_request")
-        return cls(**{k: v for k, v in data.items() if v is not None}).checked()
+        data = {k: v for k, v in data.items() if v is not None}
+        if "min_repeats" not in data and isinstance(data.get("max_repeats"), int):  # max_repeats=2 alone is fine
+            data["min_repeats"] = max(1, min(cls.min_repeats, data["max_repeats"]))
+        return cls(**data).checked()
 
     def checked(self) -> "Policy":
         problem = policy_problem(asdict(self))
