@@ -10,7 +10,6 @@ baseline and by how much.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 

@@ -6,7 +6,6 @@ import math
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,7 +13,6 @@ import pytest
 import ascrun
 from ascrun.bench import (Baseline, Gates, GateFailed, MarkedBenchmark, baseline_problem, max_cycles_problem,
                           parse_tolerance)
-from ascrun.compiler import benchmark
 from ascrun.compiler.benchmark import BenchmarkBug, Policy, RunResult, job_policy, measure, stop_rule, summarize
 from ascrun.submission import submission
 from ascrun_cli import ascrun as ascrun_cli
