@@ -7,6 +7,7 @@ Where pyasc is installed without CANN, importing it makes pyasc's `asc.lib.host`
 tiling) ascrun's own, host_tiling.py.
 """
 from .async_client import AsyncClient, AsyncLaunchHandle
+from .bench import Benchmark, GateFailed, Gates, benchmark_local
 from .client import Client, RemoteKernel, remote
 from .compiler.errors import AscrunError, KernelError
 from .handle import LaunchHandle
@@ -16,5 +17,5 @@ from .result import LaunchResult
 
 use_when_cann_is_missing()
 
-__all__ = ["AscrunError", "AsyncClient", "AsyncLaunchHandle", "Client", "KernelError", "LaunchHandle", "LaunchResult",
-           "RemoteKernel", "remote", "run_local"]
+__all__ = ["AscrunError", "AsyncClient", "AsyncLaunchHandle", "Benchmark", "Client", "GateFailed", "Gates", "KernelError", "LaunchHandle", "LaunchResult",
+           "RemoteKernel", "benchmark_local", "remote", "run_local"]

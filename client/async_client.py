@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Unio
 import httpx
 import tenacity
 
+from .bench import Benchmark, from_record, policy_json, with_benchmark
 from .client import Client
 from .core import POLL_S, Exchange, OnUpload, Request, ServiceApi, T
 from .handle import QueuedLaunch, second_run
@@ -112,11 +113,12 @@ class AsyncClient:
 
     async def submit(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
                      timeout: Optional[float] = None, on_upload: Optional[OnUpload] = None, bounds: str = "fault",
-                     soc: Optional[str] = None, compare: Optional[str] = None) -> "AsyncLaunchHandle":
+                     soc: Optional[str] = None, compare: Optional[str] = None,
+                     benchmark: Optional[Dict[str, Any]] = None) -> "AsyncLaunchHandle":
         """Queue `kernel` (uploading the tensors the service lacks) and return its handle;
-        `on_upload` and `compare` as Client.submit."""
+        `on_upload`, `compare` and `benchmark` as Client.submit."""
         start = time.perf_counter()
-        job = submission(kernel, core_num, args, target, timeout, bounds, soc)
+        job = with_benchmark(submission(kernel, core_num, args, target, timeout, bounds, soc), benchmark, compare)
         record = await self.submit_job(job.body, job.blobs, wait=0, on_upload=on_upload)
         handle = AsyncLaunchHandle(self, record, job.host, start, time.perf_counter() - start, job.max_wait)
         if compare is not None:
@@ -134,6 +136,19 @@ class AsyncClient:
         handle = await self.submit(kernel, core_num, *args, target=target, timeout=timeout, bounds=bounds,
                                    soc=soc, compare=compare)
         return await handle.result()
+
+    async def benchmark(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
+                        timeout: Optional[float] = None, bounds: str = "fault", soc: Optional[str] = None,
+                        warmup: Optional[int] = None, min_repeats: Optional[int] = None,
+                        max_repeats: Optional[int] = None, target_rel_error: Optional[float] = None,
+                        budget_seconds: Optional[float] = None) -> Benchmark:
+        """As Client.benchmark: one benchmark job, its Benchmark."""
+        policy = policy_json(warmup=warmup, min_repeats=min_repeats, max_repeats=max_repeats,
+                             target_rel_error=target_rel_error, budget_seconds=budget_seconds)
+        handle = await self.submit(kernel, core_num, *args, target=target, timeout=timeout, bounds=bounds, soc=soc,
+                                   benchmark=policy)
+        result = await handle.result()
+        return from_record(handle.record, result)
 
 
 class AsyncLaunchHandle(QueuedLaunch):

@@ -4,7 +4,7 @@
   ascrun server [--host H] [--port P]             the API server alone, against REDIS_URL
   ascrun worker [--target T ...] [--only build|run] [--burst]   one worker, against REDIS_URL
   ascrun worker [--target T ...] --self-test      known kernels on those targets, checked: bringing up a host
-  ascrun exec | launch | jobs | show | targets    the client side (commands.py)
+  ascrun exec | launch | bench | jobs | show | targets    the client side (commands.py)
 """
 from __future__ import annotations
 

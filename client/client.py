@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Unio
 import httpx
 import tenacity
 
+from .bench import Benchmark, from_record, policy_json, with_benchmark
 from .compiler.pipeline import check_bounds
 from .core import POLL_S, Exchange, OnUpload, Request, ServiceApi, T
 from .handle import LaunchHandle, second_run
@@ -128,12 +129,14 @@ class Client:
 
     def submit(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu", timeout: Optional[float] = None,
                on_upload: Optional[OnUpload] = None, bounds: str = "fault",
-               soc: Optional[str] = None, compare: Optional[str] = None) -> LaunchHandle:
+               soc: Optional[str] = None, compare: Optional[str] = None,
+               benchmark: Optional[Dict[str, Any]] = None) -> LaunchHandle:
         """Queue `kernel` and return its LaunchHandle without waiting for the run, so that many
         launches can be in flight at once. `on_upload(sent, total)` follows the tensor upload.
-        `compare`: queue it on that target too, as `launch` does."""
+        `compare`: queue it on that target too, as `launch` does. `benchmark`: a benchmark job's
+        policy (bench.policy_json; `benchmark()` is the usual way)."""
         start = time.perf_counter()
-        job = submission(kernel, core_num, args, target, timeout, bounds, soc)
+        job = with_benchmark(submission(kernel, core_num, args, target, timeout, bounds, soc), benchmark, compare)
         record = self.submit_job(job.body, job.blobs, wait=0, on_upload=on_upload)
         handle = LaunchHandle(self, record, job.host, started=start, upload_s=time.perf_counter() - start,
                               max_wait=job.max_wait)
@@ -143,6 +146,22 @@ class Client:
             handle.against = LaunchHandle(self, record, job.host.detached(), started=start, upload_s=0.0,
                                           max_wait=job.max_wait)
         return handle
+
+    def benchmark(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu", timeout: Optional[float] = None,
+                  bounds: str = "fault", soc: Optional[str] = None, warmup: Optional[int] = None,
+                  min_repeats: Optional[int] = None, max_repeats: Optional[int] = None,
+                  target_rel_error: Optional[float] = None, budget_seconds: Optional[float] = None) -> Benchmark:
+        """Benchmark `kernel` in one job: warm-up, then repeats until the relative standard error is
+        at or under `target_rel_error`, `max_repeats` or `budget_seconds` (unset: the service's
+        defaults, bench.py). The last repeat's outputs are copied into the caller's arrays; a
+        runtime_error if they differ from the first run's. Returns the Benchmark (statistics,
+        stop rule, modeled cycles on cpu; `.result` the LaunchResult)."""
+        policy = policy_json(warmup=warmup, min_repeats=min_repeats, max_repeats=max_repeats,
+                             target_rel_error=target_rel_error, budget_seconds=budget_seconds)
+        handle = self.submit(kernel, core_num, *args, target=target, timeout=timeout, bounds=bounds, soc=soc,
+                             benchmark=policy)
+        result = handle.result()
+        return from_record(handle.record, result)
 
 
 class RemoteKernel:

@@ -1,4 +1,4 @@
-"""The client side of the `ascrun` command: exec, launch, jobs, show, targets.
+"""The client side of the `ascrun` command: exec, launch, bench (bench_cli.py), jobs, show, targets.
 
 On a terminal (and with rich installed, the `cli` extra) launches show their progress on
 stderr; otherwise nothing is shown but the result, and `--json` makes stdout machine-readable.
@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from . import npu_host
+from .bench import describe as describe_benchmark
 from .client import Client
 from .compiler.bundle import collect
 from .compiler.errors import KernelError
@@ -260,6 +261,8 @@ def cmd_show(opts: argparse.Namespace) -> int:
         lines.append("cache     " + ", ".join(f"{k} {v}" for k, v in job["cache"].items()))
     if job.get("ir_hash"):
         lines.append(f"ir_hash   {job['ir_hash']}")
+    if job.get("benchmark"):
+        lines.append(f"benchmark {describe_benchmark(job['benchmark'])}")
     for name, ref in (job.get("outputs") or {}).items():
         lines.append(f"output    {name}: {ref['dtype']}{ref['shape']}")
     lines += [f"warning   {w}" for w in job.get("warnings") or []]
@@ -336,6 +339,8 @@ def add_parsers(sub: Any) -> None:
                         help="a kernel argument: NAME=@FILE.npy (a tensor), NAME=2048, NAME=0.5, NAME=true")
     launch.add_argument("--out", action="append", default=[], metavar="NAME=FILE.npy",
                         help="save tensor argument NAME after the launch")
+    from . import bench_cli  # `ascrun bench` (imports this module)
+    bench_cli.add_parser(add, common, launching)
     jobs = add("jobs", cmd_jobs, "list this token's recent jobs, newest first")
     jobs.add_argument("--limit", type=int, default=20)
     show = add("show", cmd_show, "a job's status, timings, cache, warnings, error and what the kernel printed")

@@ -1,7 +1,7 @@
 """pytest plugin: existing pyasc tests against an ascrun pool, unmodified.
 
     pytest --ascrun-url URL [--ascrun-target T] [--ascrun-token TOKEN] [--ascrun-bounds warn]
-           [--ascrun-no-npu-host] path/to/pyasc/tests
+           [--ascrun-no-npu-host] [--ascrun-update-baseline] path/to/pyasc/tests
 
 Each `kernel[core_num, stream](...)` a test makes runs on the pool; the test's own asserts then
 check the outputs written back into its tensors. device="npu" tensors are host tensors under
@@ -11,7 +11,9 @@ pyasc's tests that make their inputs on "npu" run as they are (--ascrun-no-npu-h
 alone; torch_npu installed, it is always left alone). A failed launch raises ascrun.KernelError with
 the remote message; each test's report gets an "ascrun" section listing its jobs with their
 warnings and what the kernels printed, and its JUnit XML entry an `ascrun_job` property per job.
-Without --ascrun-url the plugin does nothing.
+A test marked `@pytest.mark.ascrun_benchmark(max_cycles=..., baseline=..., tolerance=...)` runs
+each of its launches as a benchmark job and fails when a cycle gate fails (bench.py, README
+"Benchmarks"). Without --ascrun-url the plugin does nothing (the marker is registered, and inert).
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from typing import List
 import pytest
 
 from . import npu_host
+from .bench import MARKER, MARKER_HELP, MarkedBenchmark
 from .client import Client
 from .compiler.pipeline import BOUNDS, TARGETS
 from .script import RemoteLaunches, install
@@ -40,6 +43,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="fault (default): an access out of its operand fails the launch; warn: one the device "
                          "would perform silently is a warning in the report and the run goes on")
     group.addoption("--ascrun-no-npu-host", action="store_true", help=npu_host.OPTION_HELP)
+    group.addoption("--ascrun-update-baseline", action="store_true",
+                    help="tests marked ascrun_benchmark(baseline=...) write their launches' modeled cycles to the "
+                         "baseline file instead of comparing with it")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", MARKER_HELP)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -77,6 +87,21 @@ class AscrunPool:
             report.sections.append((f"ascrun ({report.when})", "\n".join(launch.report() for launch in new)))
             item.user_properties.extend(("ascrun_job", launch.job_id) for launch in new if launch.job_id)
         return report
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item):
+        """A test marked ascrun_benchmark: its launches are benchmarks, their gates checked (bench.py)."""
+        marker = item.get_closest_marker(MARKER)
+        if marker is None:
+            return (yield)
+        if marker.args:
+            raise TypeError(f"{MARKER} takes keyword arguments only")
+        self.launches.benchmark = MarkedBenchmark(dict(marker.kwargs), item.nodeid, item.config.rootpath,
+                                                  update=item.config.getoption("ascrun_update_baseline"))
+        try:
+            return (yield)
+        finally:
+            self.launches.benchmark = None
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         for notice in self.notices:

@@ -70,6 +70,7 @@ class Launch:
     job_id: Optional[str] = None
     result: Optional[LaunchResult] = None
     error: Optional[KernelError] = None
+    benchmark: Optional[Any] = None  # a launch of a test marked ascrun_benchmark: its Benchmark (bench.py)
 
     @property
     def status(self) -> str:
@@ -114,7 +115,8 @@ class Launch:
 
     def report(self) -> str:
         """The summary, then each warning and what the kernel printed (the pytest plugin's section)."""
-        return "\n".join([self.summary(), *(f"warning: {w}" for w in self.warnings)]) + (
+        return "\n".join([self.summary(), *(f"warning: {w}" for w in self.warnings),
+                          *([f"benchmark: {self.benchmark.summary()}"] if self.benchmark else [])]) + (
             "\n" + self.log.rstrip("\n") if self.log else "")
 
 
@@ -140,6 +142,7 @@ class RemoteLaunches:
         self.launches: List[Launch] = []
         self._workers: Optional[Dict[str, int]] = None
         self._noticed: set = set()
+        self.benchmark: Any = None  # while a test marked ascrun_benchmark runs: its bench.MarkedBenchmark
 
     def set_platform(self, backend: Any, soc_version: Any = None, device_id: Any = None, check: bool = True) -> None:
         """pyasc's config.set_platform: remembers the backend and SOC; the pool owns the devices."""
@@ -190,9 +193,12 @@ class RemoteLaunches:
         try:
             handle = self.client.submit(kernel, core_num, *bound.args, target=launch.target, timeout=self.timeout,
                                         on_upload=self.progress.on_upload, bounds=self.bounds,
-                                        soc=self.soc(launch.target), compare=self.compare)
+                                        soc=self.soc(launch.target), compare=self.compare,
+                                        benchmark=self.benchmark.policy if self.benchmark else None)
             launch.job_id = handle.id
             launch.result = handle.result(on_status=self.progress.on_status)
+            if self.benchmark is not None:
+                self.benchmark.checked(launch, handle.record)  # GateFailed: the test fails here
             if launch.result.comparison is not None:
                 print(f"ascrun: compare {launch.kernel}: {launch.result.comparison.summary()}", file=sys.stderr)
             return launch.result

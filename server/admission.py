@@ -8,7 +8,7 @@ import json
 import time
 from typing import Dict, Optional, Tuple
 
-from ..compiler import structs
+from ..compiler import benchmark, structs
 from ..compiler.bundle import KernelBundle, validate
 from ..compiler.errors import BundleRejected, KernelError
 from ..compiler.frontend import constexpr_params, param_names
@@ -61,6 +61,11 @@ class Admission:
         if timeout > self.settings.max_job_timeout_s:
             raise ApiError(400, "bad_request", f"timeout {timeout:g} s exceeds the limit of "
                                                f"{self.settings.max_job_timeout_s} s")
+        try:  # a benchmark job: its policy, the budget tied to the timeout
+            policy = None if body.benchmark is None else benchmark.job_policy(
+                body.benchmark.model_dump(exclude_none=True), timeout)
+        except KernelError as e:
+            raise ApiError(422, "bad_request", str(e)) from None
         if not self._served(body.target, body.soc):
             raise self._unserved(body.target, body.soc)
         record = {"id": job_id, "status": JobStatus.QUEUED.value, "tenant": who.name, "target": body.target,
@@ -74,6 +79,8 @@ class Admission:
                 inputs[args[-1]["input"]] = arg.raw
         spec = {"tenant": who.name, "bundle": bundle.to_json(), "core_num": body.core_num, "target": body.target,
                 "args": args, "options": body.options, "timeout": timeout, "bounds": body.bounds}
+        if policy is not None:
+            spec["benchmark"] = policy
         idempotency = None
         if idempotency_key:
             idempotency = (idempotency_key, hashlib.sha256(body.model_dump_json().encode()).hexdigest())

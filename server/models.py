@@ -9,7 +9,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 from pydantic_core import PydanticCustomError
 
-from ..compiler import structs
+from ..compiler import benchmark as bench, structs
 from ..compiler.pipeline import BOUNDS, TARGETS
 from ..job_status import JobStatus
 from ..launch_checks import SCALAR_DTYPES, TENSOR_DTYPES, scalar_problem
@@ -119,6 +119,26 @@ class StructArg(Strict):
     value: Dict[str, Any]
 
 
+class BenchmarkPolicy(Strict):
+    """A benchmark job: warm-up runs, then timed repeats of the launch in this one job until the
+    relative standard error (stderr/mean) is at or under `target_rel_error` (once `min_repeats` are
+    in), `max_repeats` are done or `budget_seconds` are spent, whichever comes first. Unset: the
+    defaults; the budget must be under the job's timeout (default: 10 s, at most half the timeout)."""
+    warmup: Optional[int] = Field(default=None, ge=0, le=bench.MAX_WARMUP)
+    min_repeats: Optional[int] = Field(default=None, ge=1, le=bench.MAX_REPEATS)
+    max_repeats: Optional[int] = Field(default=None, ge=1, le=bench.MAX_REPEATS)
+    target_rel_error: Optional[float] = Field(default=None, ge=bench.MIN_TARGET_REL_ERROR, le=1.0)
+    budget_seconds: Optional[float] = Field(default=None, gt=0, le=bench.MAX_BUDGET_S)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "BenchmarkPolicy":
+        low, high = self.min_repeats, self.max_repeats or bench.Policy.max_repeats  # unset: at most max_repeats
+        if low is not None and low > high:
+            raise PydanticCustomError("benchmark_repeats", "min_repeats ({low}) exceeds max_repeats ({high})",
+                                      {"low": low, "high": high})
+        return self
+
+
 LaunchArg = Annotated[Union[TensorArg, ScalarArg, StructArg], Field(discriminator="kind")]
 
 
@@ -134,6 +154,9 @@ class JobRequest(Strict):
     bounds: Literal[BOUNDS] = Field(default="fault", description=(  # type: ignore[valid-type]
         "fault: an access out of its operand stops the launch; warn: one the device would perform (past a "
         "tensor argument into a guard zone, past a LocalTensor inside the Unified Buffer) is a warning"))
+    benchmark: Optional[BenchmarkPolicy] = Field(default=None, description=(
+        "repeat the launch in this job and record statistics (JobResult.benchmark); the outputs are the last "
+        "repeat's, checked bit for bit against the first run's"))
 
 
 class ErrorInfo(BaseModel):
@@ -184,6 +207,9 @@ class JobResult(BaseModel):
     log: Optional[str] = None  # what printf/DumpTensor printed, block by block
     warnings: List[str] = []
     error: Optional[ErrorInfo] = None
+    # a benchmark job's outcome (compiler/benchmark.py Measured.to_json): statistics {n, mean, std,
+    # stderr, rel_error, median, min, max} in seconds, repeats, warmup, stopped_by, measure, cycles, samples
+    benchmark: Optional[Dict[str, Any]] = None
 
 
 class JobList(BaseModel):
