@@ -121,11 +121,16 @@ def test_the_command_line(service, tmp_path):
 
     clean = ascrun_cli(*[a if a != "drop=2" else "drop=0" for a in launch], "--json")
     assert clean.returncode == 0, clean.stderr
-    job = json.loads(clean.stdout)["job_id"]
-    model = ascrun.Client(service.url).job(job)["model"]
+    report = json.loads(clean.stdout)
+    job, model = report["job_id"], report["model"]
+    assert model == ascrun.Client(service.url).job(job)["model"]
     shown = ascrun_cli("show", job, "--url", service.url).stdout.splitlines()
-    assert f"model     {model['cycles']} cycles (slowest core) at {model['clock_ghz']:g} GHz" in shown
-    assert any(line.startswith("  block 0: ") and f"{model['cores'][0]['cycles']} cycles" in line for line in shown)
+    at = shown.index(f"model     {model['cycles']} cycles (slowest core) at {model['clock_ghz']:g} GHz = "
+                     f"{model['cycles'] / model['clock_ghz'] / 1000:.2f} us; `ascrun trace` for the timeline")
+    [core] = model["cores"]
+    assert shown[at + 1] == (f"  block 0: {core['cycles']} cycles, {core['instructions']} instructions; busy "
+                             + " ".join(f"{pipe} {n}" for pipe, n in core["busy"].items()) + "; critical path "
+                             + " ".join(f"{pipe} {n}" for pipe, n in core["critical_path"].items()))
 
     out = tmp_path / "trace.json"
     written = ascrun_cli("trace", job, "--url", service.url, "-o", out)
