@@ -264,10 +264,10 @@ def cmd_show(opts: argparse.Namespace) -> int:
         lines.append("cache     " + ", ".join(f"{k} {v}" for k, v in job["cache"].items()))
     if job.get("ir_hash"):
         lines.append(f"ir_hash   {job['ir_hash']}")
-    for name, ref in (job.get("outputs") or {}).items():
-        lines.append(f"output    {name}: {ref['dtype']}{ref['shape']}")
     if job.get("model"):
         lines += model_lines(job["model"])
+    for name, ref in (job.get("outputs") or {}).items():
+        lines.append(f"output    {name}: {ref['dtype']}{ref['shape']}")
     lines += [f"warning   {w}" for w in job.get("warnings") or []]
     if job.get("error"):
         lines.append(f"error     {job['error']['kind']}: {job['error']['message']}")

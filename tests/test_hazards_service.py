@@ -81,6 +81,11 @@ def test_a_flag_never_waited_for_is_a_warning(client):
     assert client.job(result.job_id)["hazards"] == "warn"
 
 
+def test_the_default_policy_is_left_out_of_the_body():  # older services know no "hazards"
+    assert "hazards" not in submission(vadd_sync_kernel, 1, arguments()).body
+    assert submission(vadd_sync_kernel, 1, arguments(), hazards="off").body["hazards"] == "off"
+
+
 def test_an_unknown_hazards_policy_is_refused(client, service):
     with pytest.raises(ascrun.KernelError) as info:  # the client checks first
         client.launch(vadd_sync_kernel, 1, *arguments(), hazards="bogus")
