@@ -125,8 +125,9 @@ class RemoteLaunches:
 
     The target is `target` if given, else the one the code's backend maps to (`-r Model` -> sim,
     `-r NPU` -> npu) when the pool has a worker for it, else cpu; `notice` says so once. Every
-    launch has the bounds policy `bounds` and the hazards policy `hazards`; with `echo`, what a kernel printed goes to stdout and
-    its warnings to stderr once it has run, as an NPU run's output would appear. With `compare`,
+    launch has the bounds policy `bounds` and the hazards policy `hazards`; with `echo`, what a
+    kernel printed goes to stdout and its warnings to stderr once it has run, as an NPU run's
+    output would appear. With `compare`,
     every launch also runs there and how its outputs compare goes to stderr."""
 
     def __init__(self, client: Client, target: Optional[str] = None, timeout: Optional[float] = None,
