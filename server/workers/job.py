@@ -201,7 +201,8 @@ def run_job(job_id: str, stage: Optional[str] = None) -> str:
         start = time.perf_counter()
         blobs = _blobs(store.connection)
         values = _values(blobs, bundle, spec)
-        launch = functools.partial(pipeline.run, built, target, spec["core_num"], values, bounds=spec["bounds"])
+        launch = functools.partial(pipeline.run, built, target, spec["core_num"], values, bounds=spec["bounds"],
+                                   hazards=spec.get("hazards", "warn"))  # an older API's spec has none
         measured = None
         if spec.get("benchmark") is None:
             ran = launch()
@@ -216,8 +217,9 @@ def run_job(job_id: str, stage: Optional[str] = None) -> str:
         won = store.finish(job_id, {"status": JobStatus.FINISHED.value, "outputs": outputs, "timings": timings,
                                     "cache": dict(built.cache, **record.get("cache", {})),
                                     "ir_hash": built.frontend.ir_hash, "log": ran.log, "warnings": ran.warnings,
-                                    "error": None, **({"benchmark": measured.to_json()} if measured else {})},
-                              record, frontend[0])
+                                    "error": None, "model": ran.model,
+                                    **({"benchmark": measured.to_json()} if measured else {})},
+                              record, frontend[0], trace=ran.trace)
     except KernelError as e:
         won = fail(e.kind, str(e), log=e.log, warnings=e.warnings)
     except Exception as e:  # a bug of ours, not the kernel's: say so rather than hide it
