@@ -2,6 +2,7 @@
 // selected job (#job=<id>) until it ends; a 401 stops it until a token is entered.
 import { get, storedToken } from "./api.js";
 import { highlight } from "./highlight.js";
+import { drawNoTrace, drawTrace } from "./trace.js";
 import { TERMINAL, drawCacheRates, drawFacts, drawJobs, drawOutputs, drawPool, drawTimings, el } from "./views.js";
 
 const POLL_MS = 1000;
@@ -38,6 +39,22 @@ async function showFile(pre, path, language) {
   } catch (error) {
     pre.replaceChildren(el("span", "muted", error.message));
   }
+}
+
+// The finished job's modeled pipe timeline, or why it has none (the API's 404: another target, a
+// failed job...).
+async function showTrace(id, job) {
+  let trace;
+  let text;
+  try {
+    text = await get(`v1/jobs/${id}/trace`, { text: true });
+    trace = JSON.parse(text);
+  } catch (error) {
+    if (error.status === 401) throw error;
+    if (id === selectedId) drawNoTrace($("trace"), error.message);
+    return;
+  }
+  if (id === selectedId) drawTrace($("trace"), trace, text, job);
 }
 
 // What each part of the page shows, as JSON: a part is redrawn only when that changes, so that a
@@ -79,11 +96,12 @@ async function drawJob() {
   $("log").textContent = job.log || "(nothing printed)";
   if (TERMINAL.has(job.status)) {
     await Promise.all([showFile($("source"), `v1/jobs/${id}/source`, "cpp"),
-      showFile($("ir"), `v1/jobs/${id}/ir`, "mlir")]);
+      showFile($("ir"), `v1/jobs/${id}/ir`, "mlir"), showTrace(id, job)]);
     finished = job;
   } else {
     $("source").replaceChildren(el("span", "muted", `not generated yet (${job.status})`));
     $("ir").replaceChildren();
+    $("trace").replaceChildren(el("span", "muted", `not modeled yet (${job.status})`));
   }
 }
 
@@ -109,7 +127,7 @@ function selectFromHash() {
   selectedId = new URLSearchParams(location.hash.slice(1)).get("job");
   finished = null;
   $("job").hidden = !selectedId;
-  for (const part of ["job-title", "job-facts", "timing-chart", "outputs", "warnings", "log", "source", "ir"]) {
+  for (const part of ["job-title", "job-facts", "timing-chart", "trace", "outputs", "warnings", "log", "source", "ir"]) {
     $(part).replaceChildren();  // the previous job's, until this one's arrive
   }
   $("job-error").hidden = true;
