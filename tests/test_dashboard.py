@@ -1,8 +1,8 @@
 """The dashboard (/dashboard) in a real headless browser: Debian's chromium driven by Playwright.
 Against the real service: a launched job appears and finishes, queued ones say their place, a
 job's page shows its highlighted Ascend C, a bar per timed stage and its modeled pipe lanes (a
-cpu job's trace), a wrong token shows the API's 401. Each page's screenshot is kept in tmp_path; with ASCRUN_UPDATE_SCREENSHOT=1 the job page's also
-becomes docs/dashboard.png (the README's)."""
+cpu job's trace), a wrong token shows the API's 401. Each page's screenshot is kept in tmp_path;
+with ASCRUN_UPDATE_SCREENSHOT=1 the job page's also becomes docs/dashboard.png (the README's)."""
 import hashlib
 import json
 import os
@@ -234,7 +234,7 @@ def test_a_cpu_jobs_trace_shows_as_pipe_lanes_per_block(service, pipelined_job, 
     expect(page.locator("#trace-cycles")).to_have_text(f"{record['model']['cycles']:,}")
 
     # the tooltip of the first copy-in: API name, pipe, start cycle, cycles
-    first = min(e for e in instructions if e["cat"] == "MTE2", key=lambda e: e["args"]["cycle"])
+    first = min((e for e in instructions if e["cat"] == "MTE2"), key=lambda e: e["args"]["cycle"])
     track = block0.locator('.lane[data-pipe="MTE2"] svg')
     span = track.evaluate("t => t.viewBox.baseVal.width")
     middle = first["args"]["cycle"] + first["args"]["cycles"] / 2

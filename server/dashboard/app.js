@@ -51,7 +51,8 @@ async function showTrace(id, job) {
     trace = JSON.parse(text);
   } catch (error) {
     if (error.status === 401) throw error;
-    if (id === selectedId) drawNoTrace($("trace"), error.message);
+    const why = error instanceof SyntaxError ? `its trace is not JSON (${error.message})` : error.message;
+    if (id === selectedId) drawNoTrace($("trace"), why);
     return;
   }
   if (id === selectedId) drawTrace($("trace"), trace, text, job);
@@ -127,7 +128,8 @@ function selectFromHash() {
   selectedId = new URLSearchParams(location.hash.slice(1)).get("job");
   finished = null;
   $("job").hidden = !selectedId;
-  for (const part of ["job-title", "job-facts", "timing-chart", "trace", "outputs", "warnings", "log", "source", "ir"]) {
+  const parts = ["job-title", "job-facts", "timing-chart", "trace", "outputs", "warnings", "log", "source", "ir"];
+  for (const part of parts) {
     $(part).replaceChildren();  // the previous job's, until this one's arrive
   }
   $("job-error").hidden = true;

@@ -103,17 +103,22 @@ function figures(pipe, core) {
   return parts.join(" · ");
 }
 
+const colorOf = (pipe) => COLORS[pipe] ?? "#555";
+
 function lane(pipe, bars, span, coreName, coreModel, tip) {
   const minimum = span / 1500;  // a bar stays visible however short
   // two paths, every other bar in the second (paler): back-to-back instructions stay told apart
   const d = [[], []];
-  bars.forEach((bar, i) => d[i % 2].push(`M${bar.cycle} 1h${Math.max(bar.cycles, minimum)}v${LANE_HEIGHT - 2}H${bar.cycle}z`));
+  bars.forEach((bar, i) => {
+    d[i % 2].push(`M${bar.cycle} 1h${Math.max(bar.cycles, minimum)}v${LANE_HEIGHT - 2}H${bar.cycle}z`);
+  });
   const track = svg("svg", { class: "track", viewBox: `0 0 ${span} ${LANE_HEIGHT}`, preserveAspectRatio: "none" });
-  track.append(svg("path", { d: d[0].join(""), fill: COLORS[pipe] ?? "#555" }),
-    svg("path", { d: d[1].join(""), fill: COLORS[pipe] ?? "#555", "fill-opacity": 0.6 }));
+  track.append(svg("path", { d: d[0].join(""), fill: colorOf(pipe) }),
+    svg("path", { d: d[1].join(""), fill: colorOf(pipe), "fill-opacity": 0.6 }));
   const swatch = el("i", "swatch");
-  swatch.style.background = COLORS[pipe] ?? "#555";
-  const row = el("div", "lane", el("span", "pipe", swatch, pipe, " ", el("small", "muted", figures(pipe, coreModel))), track);
+  swatch.style.background = colorOf(pipe);
+  const label = el("span", "pipe", swatch, pipe, " ", el("small", "muted", figures(pipe, coreModel)));
+  const row = el("div", "lane", label, track);
   row.dataset.pipe = pipe;
   track.addEventListener("mousemove", (event) => {
     const box = track.getBoundingClientRect();
@@ -133,16 +138,33 @@ function lane(pipe, bars, span, coreName, coreModel, tip) {
   return row;
 }
 
-let downloadUrl = null;  // the previous job's trace, released when another is drawn
+function coreGroup(core, coreModel, span, tip) {
+  const traced = core.lanes.reduce((n, l) => n + l.bars.length, 0);
+  const count = coreModel?.instructions !== undefined && coreModel.instructions !== traced
+    ? `${number(coreModel.instructions)} instructions, ${number(traced)} traced` : `${number(traced)} instructions`;
+  const shown = new Set(core.lanes.map((l) => l.pipe));
+  const modeled = new Set([...Object.keys(coreModel?.busy ?? {}), ...Object.keys(coreModel?.critical_path ?? {})]);
+  const laneless = [...modeled].filter((p) => !shown.has(p)).map((p) => `${p}: ${figures(p, coreModel)}`);
+  const head = el("div", "core-head", el("b", null, core.name),
+    el("span", "muted", ` · ${coreModel ? `${number(coreModel.cycles)} cycles · ` : ""}${count}`),
+    ...[...laneless, ...core.notes].map((note) => el("span", "muted", ` · ${note}`)));
+  const lanes = core.lanes.map((l) => lane(l.pipe, l.bars, span, core.name, coreModel, tip));
+  const group = el("div", "core", head, ...lanes);
+  group.dataset.core = core.name;
+  return group;
+}
+
+let downloadUrl = null;  // the trace drawn last, released when another is drawn
 
 // The job's trace (parsed, and as the API sent it, for the download) and its record's `model`.
 export function drawTrace(container, trace, text, job) {
   const cores = readTrace(trace);
   const model = job.model ?? {};
   const clockGhz = Number(model.clock_ghz ?? trace.otherData?.clock_ghz) || null;
-  let lastEnd = 1;
-  for (const bar of cores.flatMap((c) => c.lanes.flatMap((l) => l.bars))) lastEnd = Math.max(lastEnd, bar.cycle + bar.cycles);
-  const span = Math.max(Number(model.cycles) || 0, lastEnd);
+  let span = Number(model.cycles) || 1;  // the axis: the job's cycles, or the last instruction's end
+  for (const core of cores) {
+    for (const { bars } of core.lanes) for (const bar of bars) span = Math.max(span, bar.cycle + bar.cycles);
+  }
 
   if (downloadUrl) URL.revokeObjectURL(downloadUrl);
   downloadUrl = URL.createObjectURL(new Blob([text], { type: "application/json" }));
@@ -154,29 +176,20 @@ export function drawTrace(container, trace, text, job) {
   const cycles = el("b", null, model.cycles === undefined ? "–" : number(model.cycles));
   cycles.id = "trace-cycles";
   cycles.dataset.cycles = String(model.cycles ?? "");
-  const time = model.cycles !== undefined && clockGhz ? ` (${(model.cycles / clockGhz / 1000).toFixed(2)} µs at ${clockGhz} GHz)` : "";
-  const summary = el("p", "trace-summary", "modeled ", cycles, ` cycles${time} on ${cores.length} core${cores.length === 1 ? "" : "s"} · `,
-    download, trace.otherData?.model ? el("span", "muted", ` · ${trace.otherData.model}`) : null);
+  const time = model.cycles !== undefined && clockGhz
+    ? ` (${(model.cycles / clockGhz / 1000).toFixed(2)} µs at ${clockGhz} GHz)` : "";
+  const unlisted = model.unlisted_cores ? `, ${model.unlisted_cores} more not traced` : "";
+  const summary = el("p", "trace-summary", "modeled ", cycles,
+    ` cycles${time} · ${cores.length} core${cores.length === 1 ? "" : "s"}${unlisted} · `, download,
+    trace.otherData?.model ? el("span", "muted", ` · ${trace.otherData.model}`) : null);
+  const legend = el("p", "muted", "a bar per instruction, from its start cycle, as wide as its cycles; busy: the ",
+    "cycles a pipe ran, critical: its share of the chain of dependencies that sets the core's cycles");
 
   const tip = el("div", "trace-tip");
   tip.hidden = true;
-  const modelOf = (name) => (model.cores ?? []).find((c) => c.core === name);
-  const groups = cores.map((core) => {
-    const coreModel = modelOf(core.name);
-    const shown = new Set(core.lanes.map((l) => l.pipe));
-    const unshown = [...new Set([...Object.keys(coreModel?.busy ?? {}), ...Object.keys(coreModel?.critical_path ?? {})])]
-      .filter((pipe) => !shown.has(pipe)).map((pipe) => `${pipe}: ${figures(pipe, coreModel)}`);
-    const instructions = core.lanes.reduce((n, l) => n + l.bars.length, 0);
-    const head = el("div", "core-head", el("b", null, core.name),
-      el("span", "muted", ` · ${coreModel ? `${number(coreModel.cycles)} cycles · ` : ""}${number(instructions)} instructions traced`),
-      ...[...unshown, ...core.notes].map((note) => el("span", "muted", ` · ${note}`)));
-    const group = el("div", "core", head, ...core.lanes.map((l) => lane(l.pipe, l.bars, span, core.name, coreModel, tip)));
-    group.dataset.core = core.name;
-    return group;
-  });
-  const legend = el("p", "muted", "a bar per instruction, from its start cycle, as wide as its cycles; ",
-    "busy: the cycles a pipe ran, critical: its cycles on the longest dependency chain");
-  container.replaceChildren(summary, legend, axis(span), ...(groups.length ? groups : [el("p", "muted", "the trace has no instructions")]), tip);
+  const groups = cores.map((core) => coreGroup(core, (model.cores ?? []).find((c) => c.core === core.name), span, tip));
+  container.replaceChildren(summary, legend, axis(span),
+    ...(groups.length ? groups : [el("p", "muted", "the trace holds no instructions")]), tip);
 }
 
 // A job without a trace, said plainly: `why` is the API's word (another target, a failed job...).
