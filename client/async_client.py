@@ -80,6 +80,14 @@ class AsyncClient:
     async def source(self, job_id: str) -> str:
         return await self._run(self._api.source(job_id))
 
+    async def trace(self, job_id: str) -> str:
+        return await self._run(self._api.trace(job_id))
+
+    def trace_blocking(self, job_id: str) -> str:
+        """For LaunchResult.trace, a plain property: the trace, fetched with a blocking request."""
+        with Client(self.url, token=self._token, retries=self.retries) as client:
+            return client.trace(job_id)
+
     def source_blocking(self, job_id: str) -> str:
         """For LaunchResult.source, a plain property: the source, fetched with a blocking request."""
         with Client(self.url, token=self._token, retries=self.retries) as client:
@@ -112,11 +120,12 @@ class AsyncClient:
 
     async def submit(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
                      timeout: Optional[float] = None, on_upload: Optional[OnUpload] = None, bounds: str = "fault",
-                     soc: Optional[str] = None, compare: Optional[str] = None) -> "AsyncLaunchHandle":
+                     soc: Optional[str] = None, compare: Optional[str] = None,
+                     hazards: str = "warn") -> "AsyncLaunchHandle":
         """Queue `kernel` (uploading the tensors the service lacks) and return its handle;
         `on_upload` and `compare` as Client.submit."""
         start = time.perf_counter()
-        job = submission(kernel, core_num, args, target, timeout, bounds, soc)
+        job = submission(kernel, core_num, args, target, timeout, bounds, soc, hazards=hazards)
         record = await self.submit_job(job.body, job.blobs, wait=0, on_upload=on_upload)
         handle = AsyncLaunchHandle(self, record, job.host, start, time.perf_counter() - start, job.max_wait)
         if compare is not None:
@@ -128,11 +137,11 @@ class AsyncClient:
 
     async def launch(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
                      timeout: Optional[float] = None, bounds: str = "fault", soc: Optional[str] = None,
-                     compare: Optional[str] = None) -> LaunchResult:
+                     compare: Optional[str] = None, hazards: str = "warn") -> LaunchResult:
         """Run `kernel` remotely; the tensors it writes are copied back into the caller's arrays.
         `compare`: as Client.launch."""
         handle = await self.submit(kernel, core_num, *args, target=target, timeout=timeout, bounds=bounds,
-                                   soc=soc, compare=compare)
+                                   soc=soc, compare=compare, hazards=hazards)
         return await handle.result()
 
 
@@ -146,7 +155,8 @@ class AsyncLaunchHandle(QueuedLaunch):
             download_start = self.finished()
             outputs = await self._client.outputs(self._record)
             self._result = self.written_back(outputs, download_start,
-                                             functools.partial(self._client.source_blocking, self.id))
+                                             functools.partial(self._client.source_blocking, self.id),
+                                             functools.partial(self._client.trace_blocking, self.id))
         if self.against is not None and self._result.comparison is None:
             with second_run(self.against.record["target"]):
                 other = await self.against.result(timeout)

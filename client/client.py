@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Unio
 import httpx
 import tenacity
 
-from .compiler.pipeline import check_bounds
+from .compiler.pipeline import check_bounds, check_hazards
 from .core import POLL_S, Exchange, OnUpload, Request, ServiceApi, T
 from .handle import LaunchHandle, second_run
 from .http import body_stream, pool_options, request_options, retry_policy, service_url, transport_error
@@ -81,6 +81,10 @@ class Client:
     def ir(self, job_id: str) -> str:
         return self._run(self._api.ir(job_id))
 
+    def trace(self, job_id: str) -> str:
+        """The job's modeled timeline (cpu) as Perfetto trace JSON; KernelError not_found if it has none."""
+        return self._run(self._api.trace(job_id))
+
     def missing_blobs(self, digests: Sequence[str]) -> List[str]:
         return self._run(self._api.missing_blobs(digests))
 
@@ -107,18 +111,20 @@ class Client:
 
     def launch(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
                timeout: Optional[float] = None, bounds: str = "fault", soc: Optional[str] = None,
-               compare: Optional[str] = None) -> LaunchResult:
+               compare: Optional[str] = None, hazards: str = "warn") -> LaunchResult:
         """Run `kernel` remotely; the tensors it writes are copied back into the caller's arrays.
         A cached launch is one request that waits for the job, then one download per output.
         `bounds="warn"`: out-of-operand accesses the device performs become `result.warnings`.
+        `hazards` (cpu): races between pipes that no flag orders are warnings ("warn"), fail the
+        launch ("fault") or go unchecked ("off"); `result.model` and `result.trace` show the timeline.
         `soc` (e.g. "Ascend910B1"): only a worker serving that SOC runs it (503 at once if none does).
         `compare="cpu"`: the same launch runs on that target too, at the same time; the caller's
         arrays get `target`'s outputs and `result.comparison` diffs the two (compare.py)."""
         if compare is not None:
             return self.submit(kernel, core_num, *args, target=target, timeout=timeout, bounds=bounds, soc=soc,
-                               compare=compare).result()
+                               compare=compare, hazards=hazards).result()
         start = time.perf_counter()
-        job = submission(kernel, core_num, args, target, timeout, bounds, soc)
+        job = submission(kernel, core_num, args, target, timeout, bounds, soc, hazards=hazards)
         record = self.submit_job(job.body, job.blobs, wait=POLL_S)
         # "upload": the client's share of the submission, without the time the job itself took
         worker_s = record["ended_at"] - record["created_at"] if record["status"] in TERMINAL else 0.0
@@ -128,12 +134,12 @@ class Client:
 
     def submit(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu", timeout: Optional[float] = None,
                on_upload: Optional[OnUpload] = None, bounds: str = "fault",
-               soc: Optional[str] = None, compare: Optional[str] = None) -> LaunchHandle:
+               soc: Optional[str] = None, compare: Optional[str] = None, hazards: str = "warn") -> LaunchHandle:
         """Queue `kernel` and return its LaunchHandle without waiting for the run, so that many
         launches can be in flight at once. `on_upload(sent, total)` follows the tensor upload.
         `compare`: queue it on that target too, as `launch` does."""
         start = time.perf_counter()
-        job = submission(kernel, core_num, args, target, timeout, bounds, soc)
+        job = submission(kernel, core_num, args, target, timeout, bounds, soc, hazards=hazards)
         record = self.submit_job(job.body, job.blobs, wait=0, on_upload=on_upload)
         handle = LaunchHandle(self, record, job.host, started=start, upload_s=time.perf_counter() - start,
                               max_wait=job.max_wait)
@@ -148,11 +154,13 @@ class Client:
 class RemoteKernel:
     """`remote(kernel)[core_num](*args)` or `[core_num, stream]`: pyasc's launch syntax, run remotely."""
 
-    def __init__(self, kernel: Any, client: Optional[Client] = None, bounds: str = "fault"):
+    def __init__(self, kernel: Any, client: Optional[Client] = None, bounds: str = "fault", hazards: str = "warn"):
         self.kernel = kernel
         self.client = client
         check_bounds(bounds)
+        check_hazards(hazards)
         self.bounds = bounds
+        self.hazards = hazards
 
     def __getitem__(self, launch: Any):
         core_num = launch[0] if isinstance(launch, tuple) else launch  # a stream means nothing remotely
@@ -161,8 +169,8 @@ class RemoteKernel:
     def _launch(self, core_num: int, *args: Any) -> LaunchResult:
         if self.client is None:
             self.client = Client()
-        return self.client.launch(self.kernel, core_num, *args, bounds=self.bounds)
+        return self.client.launch(self.kernel, core_num, *args, bounds=self.bounds, hazards=self.hazards)
 
 
-def remote(kernel: Any, client: Optional[Client] = None, bounds: str = "fault") -> RemoteKernel:
-    return RemoteKernel(kernel, client, bounds)
+def remote(kernel: Any, client: Optional[Client] = None, bounds: str = "fault", hazards: str = "warn") -> RemoteKernel:
+    return RemoteKernel(kernel, client, bounds, hazards)

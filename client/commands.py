@@ -1,4 +1,4 @@
-"""The client side of the `ascrun` command: exec, launch, jobs, show, targets.
+"""The client side of the `ascrun` command: exec, launch, jobs, show, trace, targets.
 
 On a terminal (and with rich installed, the `cli` extra) launches show their progress on
 stderr; otherwise nothing is shown but the result, and `--json` makes stdout machine-readable.
@@ -24,7 +24,7 @@ from .client import Client
 from .compiler.bundle import collect
 from .compiler.errors import KernelError
 from .compiler.frontend import param_names
-from .compiler.pipeline import BOUNDS, TARGETS
+from .compiler.pipeline import BOUNDS, HAZARDS, TARGETS
 from .progress import QuietProgress, progress_for
 from .script import RemoteLaunches, install, standin_gap
 
@@ -118,7 +118,8 @@ def cmd_exec(opts: argparse.Namespace) -> int:
     progress = QuietProgress() if opts.json else progress_for(sys.stderr)
     with _client(opts) as client:
         session = RemoteLaunches(client, target=opts.target, timeout=opts.timeout, progress=progress,
-                                 bounds=opts.bounds, echo=True, soc=opts.soc, compare=opts.compare)
+                                 bounds=opts.bounds, echo=True, soc=opts.soc, compare=opts.compare,
+                                 hazards=opts.hazards)
         uninstall = install(session, npu_is_host=not opts.no_npu_host)
         try:
             # with --json, stdout carries only ascrun's report: the script's prints go to stderr
@@ -185,7 +186,8 @@ def cmd_launch(opts: argparse.Namespace) -> int:
     progress = QuietProgress() if opts.json else progress_for(sys.stderr, summaries=False)
     with _client(opts) as client:
         session = RemoteLaunches(client, target=opts.target or "cpu", timeout=opts.timeout, progress=progress,
-                                 bounds=opts.bounds, echo=not opts.json, soc=opts.soc, compare=opts.compare)
+                                 bounds=opts.bounds, echo=not opts.json, soc=opts.soc, compare=opts.compare,
+                                 hazards=opts.hazards)
         uninstall = install(session)
         try:
             kernel = _load_kernel(opts.kernel)
@@ -251,6 +253,8 @@ def cmd_show(opts: argparse.Namespace) -> int:
              f"created   {_when(job['created_at'])}"]
     if job.get("bounds", "fault") != "fault":
         lines.append(f"bounds    {job['bounds']}")
+    if job.get("hazards", "warn") != "warn":
+        lines.append(f"hazards   {job['hazards']}")
     if job.get("timings"):
         lines.append("timings   " + ", ".join(f"{k} {v:.3f} s" for k, v in job["timings"].items()))
     if len({s["worker"] for s in (job.get("stages") or {}).values()}) > 1:  # a compile/run split
@@ -262,12 +266,45 @@ def cmd_show(opts: argparse.Namespace) -> int:
         lines.append(f"ir_hash   {job['ir_hash']}")
     for name, ref in (job.get("outputs") or {}).items():
         lines.append(f"output    {name}: {ref['dtype']}{ref['shape']}")
+    if job.get("model"):
+        lines += model_lines(job["model"])
     lines += [f"warning   {w}" for w in job.get("warnings") or []]
     if job.get("error"):
         lines.append(f"error     {job['error']['kind']}: {job['error']['message']}")
     if job.get("log"):
         lines += ["log", job["log"].rstrip("\n")]
     _emit(opts, job, "\n".join(lines))
+    return EXIT_OK
+
+
+MODEL_CORES_SHOWN = 8
+
+
+def model_lines(model: Dict[str, Any]) -> List[str]:
+    """The modeled timeline: the slowest core's cycles, then a line per core (busy and critical
+    path cycles per pipe), at most MODEL_CORES_SHOWN of them."""
+    lines = [f"model     {model['cycles']} cycles (slowest core) at {model['clock_ghz']:g} GHz = "
+             f"{model['cycles'] / model['clock_ghz'] / 1000:.2f} us; `ascrun trace` for the timeline"]
+    cores = model.get("cores") or []
+    for core in cores[:MODEL_CORES_SHOWN]:
+        busy = " ".join(f"{pipe} {n}" for pipe, n in core.get("busy", {}).items())
+        path = " ".join(f"{pipe} {n}" for pipe, n in core.get("critical_path", {}).items())
+        lines.append(f"  {core['core']}: {core['cycles']} cycles, {core['instructions']} instructions; "
+                     f"busy {busy or '-'}; critical path {path or '-'}")
+    more = max(0, len(cores) - MODEL_CORES_SHOWN) + model.get("unlisted_cores", 0)  # some the service left out
+    if more:
+        lines.append(f"  ... {more} more")
+    return lines
+
+
+def cmd_trace(opts: argparse.Namespace) -> int:
+    with _client(opts) as client:
+        trace = client.trace(opts.job)
+    if opts.output in (None, "-"):
+        sys.stdout.write(trace)
+        sys.stdout.write("\n")
+    else:
+        Path(opts.output).write_text(trace)
     return EXIT_OK
 
 
@@ -312,6 +349,10 @@ def add_parsers(sub: Any) -> None:
                            help="fault (default): an access out of its operand fails the launch; warn: one the device "
                                 "would perform silently (past a tensor argument, past a LocalTensor inside the "
                                 "Unified Buffer) is a warning and the run goes on")
+    launching.add_argument("--hazards", choices=HAZARDS, default="warn",
+                           help="cpu target: races between a core's pipes (MTE2, V, MTE3, ...) that no "
+                                "SetFlag/WaitFlag orders are warnings (warn, default), fail the launch (fault) or "
+                                "go unchecked (off)")
     launching.add_argument("--compare", choices=TARGETS, metavar="TARGET",
                            help="run every launch on TARGET too and diff the outputs (integers exactly, floats "
                                 "within a tolerance per dtype); the script gets --target's outputs; differing "
@@ -341,6 +382,10 @@ def add_parsers(sub: Any) -> None:
     show = add("show", cmd_show, "a job's status, timings, cache, warnings, error and what the kernel printed")
     show.add_argument("job", metavar="JOB")
     show.add_argument("--source", action="store_true", help="print the Ascend C that pyasc generated instead")
+    trace = add("trace", cmd_trace, "a finished cpu job's modeled per-pipe timeline as Chrome/Perfetto trace JSON "
+                                    "(open it in https://ui.perfetto.dev or chrome://tracing)")
+    trace.add_argument("job", metavar="JOB")
+    trace.add_argument("-o", "--output", metavar="FILE", help="write it to FILE (default: stdout)")
     add("targets", cmd_targets, "the live pool: workers per target and SOC, what they run, queue depth")
 
 

@@ -122,6 +122,10 @@ class ServiceApi:
         """The Ascend C pyasc generated for the job."""
         return (yield from self.answer(Request("GET", f"/v1/jobs/{job_id}/source"))).text
 
+    def trace(self, job_id: str) -> Exchange[str]:
+        """A finished cpu job's modeled timeline as a Chrome/Perfetto trace (JSON text)."""
+        return (yield from self.answer(Request("GET", f"/v1/jobs/{job_id}/trace"))).text
+
     def ir(self, job_id: str) -> Exchange[str]:
         """The job's ASC-IR after pyasc's pass pipeline."""
         return (yield from self.answer(Request("GET", f"/v1/jobs/{job_id}/ir"))).text

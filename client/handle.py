@@ -68,7 +68,7 @@ class QueuedLaunch:
         return time.perf_counter()
 
     def written_back(self, outputs: Dict[str, bytes], download_start: float,
-                     fetch_source: Callable[[], str]) -> LaunchResult:
+                     fetch_source: Callable[[], str], fetch_trace: Optional[Callable[[], str]] = None) -> LaunchResult:
         """The LaunchResult of the finished job whose output blobs were downloaded; writes them back."""
         record, arrays = self._record, {}
         for name, ref in record["outputs"].items():
@@ -80,7 +80,9 @@ class QueuedLaunch:
                        total=time.perf_counter() - self._started)
         return LaunchResult(outputs=arrays, timings=timings, cache=record["cache"], ir_hash=record["ir_hash"],
                             job_id=record["id"], log=record.get("log") or "",
-                            warnings=list(record.get("warnings") or []), _fetch_source=fetch_source)
+                            warnings=list(record.get("warnings") or []), _fetch_source=fetch_source,
+                            model=record.get("model"),  # a job with no model has no trace: no request for it
+                            _fetch_trace=fetch_trace if record.get("model") is not None else None)
 
 
 class LaunchHandle(QueuedLaunch):
@@ -108,7 +110,8 @@ class LaunchHandle(QueuedLaunch):
                                                  poll=STATUS_POLL_S if on_status else POLL_S, on_poll=seen)
             download_start = self.finished()
             outputs = self._client.outputs(self._record)
-            self._result = self.written_back(outputs, download_start, functools.partial(self._client.source, self.id))
+            self._result = self.written_back(outputs, download_start, functools.partial(self._client.source, self.id),
+                                             functools.partial(self._client.trace, self.id))
         if self.against is not None and self._result.comparison is None:
             with second_run(self.against.record["target"]):
                 other = self.against.result(timeout)

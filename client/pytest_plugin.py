@@ -1,7 +1,7 @@
 """pytest plugin: existing pyasc tests against an ascrun pool, unmodified.
 
     pytest --ascrun-url URL [--ascrun-target T] [--ascrun-token TOKEN] [--ascrun-bounds warn]
-           [--ascrun-no-npu-host] path/to/pyasc/tests
+           [--ascrun-hazards fault] [--ascrun-no-npu-host] path/to/pyasc/tests
 
 Each `kernel[core_num, stream](...)` a test makes runs on the pool; the test's own asserts then
 check the outputs written back into its tensors. device="npu" tensors are host tensors under
@@ -22,7 +22,7 @@ import pytest
 
 from . import npu_host
 from .client import Client
-from .compiler.pipeline import BOUNDS, TARGETS
+from .compiler.pipeline import BOUNDS, HAZARDS, TARGETS
 from .script import RemoteLaunches, install
 
 
@@ -39,6 +39,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--ascrun-bounds", default="fault", choices=BOUNDS,
                     help="fault (default): an access out of its operand fails the launch; warn: one the device "
                          "would perform silently is a warning in the report and the run goes on")
+    group.addoption("--ascrun-hazards", default="warn", choices=HAZARDS,
+                    help="cpu target: races between a core's pipes that no flag orders are warnings in the report "
+                         "(warn, default), fail the launch (fault) or go unchecked (off)")
     group.addoption("--ascrun-no-npu-host", action="store_true", help=npu_host.OPTION_HELP)
 
 
@@ -50,18 +53,19 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
         early_config.pluginmanager.register(AscrunPool(options.ascrun_url, options.ascrun_token,
                                                        options.ascrun_target, options.ascrun_bounds,
                                                        npu_is_host=not options.ascrun_no_npu_host,
-                                                       soc=options.ascrun_soc), "ascrun-pool")
+                                                       soc=options.ascrun_soc, hazards=options.ascrun_hazards),
+                                           "ascrun-pool")
 
 
 class AscrunPool:
 
     def __init__(self, url: str, token: str | None, target: str | None, bounds: str = "fault",
-                 npu_is_host: bool = True, soc: str | None = None):
+                 npu_is_host: bool = True, soc: str | None = None, hazards: str = "warn"):
         self.url = url
         self.client = Client(url, token=token)
         self.notices: List[str] = []
         self.launches = RemoteLaunches(self.client, target=target, notice=self.notices.append, bounds=bounds,
-                                       soc=soc)
+                                       soc=soc, hazards=hazards)
         self._uninstall = install(self.launches, npu_is_host=npu_is_host)
         self._reported = 0
 

@@ -100,6 +100,8 @@ class Launch:
                                 "job_id": self.job_id, "status": self.status}
         if self.result is not None:
             data.update(timings=self.result.timings, cache=self.result.cache, ir_hash=self.result.ir_hash)
+            if self.result.model is not None:  # cpu: the modeled timeline
+                data["model"] = self.result.model
             if self.result.comparison is not None:
                 data["comparison"] = self.result.comparison.to_json()
         if self.error is not None:
@@ -123,16 +125,18 @@ class RemoteLaunches:
 
     The target is `target` if given, else the one the code's backend maps to (`-r Model` -> sim,
     `-r NPU` -> npu) when the pool has a worker for it, else cpu; `notice` says so once. Every
-    launch has the bounds policy `bounds`; with `echo`, what a kernel printed goes to stdout and
+    launch has the bounds policy `bounds` and the hazards policy `hazards`; with `echo`, what a kernel printed goes to stdout and
     its warnings to stderr once it has run, as an NPU run's output would appear. With `compare`,
     every launch also runs there and how its outputs compare goes to stderr."""
 
     def __init__(self, client: Client, target: Optional[str] = None, timeout: Optional[float] = None,
                  progress: Any = None, notice: Optional[Callable[[str], None]] = None, bounds: str = "fault",
-                 echo: bool = False, soc: Optional[str] = None, compare: Optional[str] = None):
+                 echo: bool = False, soc: Optional[str] = None, compare: Optional[str] = None,
+                 hazards: str = "warn"):
         self.client, self.forced_target, self.timeout = client, target, timeout
         self.forced_soc = soc
         self.bounds, self.echo, self.compare = bounds, echo, compare
+        self.hazards = hazards
         self.progress = progress or QuietProgress()
         self.notice = notice or (lambda message: print(message, file=sys.stderr))
         self.backend: Optional[str] = None
@@ -190,7 +194,7 @@ class RemoteLaunches:
         try:
             handle = self.client.submit(kernel, core_num, *bound.args, target=launch.target, timeout=self.timeout,
                                         on_upload=self.progress.on_upload, bounds=self.bounds,
-                                        soc=self.soc(launch.target), compare=self.compare)
+                                        soc=self.soc(launch.target), compare=self.compare, hazards=self.hazards)
             launch.job_id = handle.id
             launch.result = handle.result(on_status=self.progress.on_status)
             if launch.result.comparison is not None:

@@ -9,7 +9,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 
 from .args import HostArgs, launch_args
-from .compiler.pipeline import check_bounds
+from .compiler.pipeline import check_bounds, check_hazards
 
 INLINE_BYTES = 64 << 10  # tensors up to this size travel inside the submission (the service's store.INLINE_BYTES)
 DEFAULT_JOB_TIMEOUT_S = 600  # what a result waits for a job that names no timeout
@@ -30,9 +30,10 @@ class Submission(NamedTuple):
 
 
 def submission(kernel: Any, core_num: int, args: Sequence[Any], target: str = "cpu", timeout: Optional[float] = None,
-               bounds: str = "fault", soc: Optional[str] = None) -> Submission:
+               bounds: str = "fault", soc: Optional[str] = None, hazards: str = "warn") -> Submission:
     """`kernel[core_num](*args)` on `target` as a job submission."""
     check_bounds(bounds)
+    check_hazards(hazards)
     bundle, host = launch_args(kernel, args)
     arguments, blobs = job_arguments(host)
     body = {"bundle": bundle.to_json(), "core_num": core_num, "target": target, "args": arguments}
@@ -40,6 +41,8 @@ def submission(kernel: Any, core_num: int, args: Sequence[Any], target: str = "c
         body["timeout"] = timeout
     if bounds != "fault":  # the default is left out: older services know no "bounds"
         body["bounds"] = bounds
+    if hazards != "warn":  # likewise: older services know no "hazards"
+        body["hazards"] = hazards
     if soc is not None:
         body["soc"] = soc
     return Submission(body, blobs, host)

@@ -65,7 +65,7 @@ class Admission:
             raise self._unserved(body.target, body.soc)
         record = {"id": job_id, "status": JobStatus.QUEUED.value, "tenant": who.name, "target": body.target,
                   "soc": body.soc, "core_num": body.core_num, "kernel": bundle.entry, "bounds": body.bounds,
-                  "created_at": time.time()}
+                  "hazards": body.hazards, "created_at": time.time()}
         args, inputs = [], {}
         for arg in body.args:  # an inline tensor's bytes go apart, raw: no base64 in and out of JSON again
             args.append(arg.model_dump(exclude_none=True, exclude={"data"}))
@@ -73,7 +73,8 @@ class Admission:
                 args[-1]["input"] = str(len(inputs))
                 inputs[args[-1]["input"]] = arg.raw
         spec = {"tenant": who.name, "bundle": bundle.to_json(), "core_num": body.core_num, "target": body.target,
-                "args": args, "options": body.options, "timeout": timeout, "bounds": body.bounds}
+                "args": args, "options": body.options, "timeout": timeout, "bounds": body.bounds,
+                "hazards": body.hazards}
         idempotency = None
         if idempotency_key:
             idempotency = (idempotency_key, hashlib.sha256(body.model_dump_json().encode()).hexdigest())

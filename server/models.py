@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 from pydantic_core import PydanticCustomError
 
 from ..compiler import structs
-from ..compiler.pipeline import BOUNDS, TARGETS
+from ..compiler.pipeline import BOUNDS, HAZARDS, TARGETS
 from ..job_status import JobStatus
 from ..launch_checks import SCALAR_DTYPES, TENSOR_DTYPES, scalar_problem
 from .store import INLINE_BYTES
@@ -134,6 +134,10 @@ class JobRequest(Strict):
     bounds: Literal[BOUNDS] = Field(default="fault", description=(  # type: ignore[valid-type]
         "fault: an access out of its operand stops the launch; warn: one the device would perform (past a "
         "tensor argument into a guard zone, past a LocalTensor inside the Unified Buffer) is a warning"))
+    hazards: Literal[HAZARDS] = Field(default="warn", description=(  # type: ignore[valid-type]
+        "the cpu target's check of races between a core's pipes (MTE2, V, MTE3, ...) that no SetFlag/WaitFlag "
+        "orders: warn (default): each race is a warning; fault: the first race fails the launch; off: no check. "
+        "sim and npu ignore it"))
 
 
 class ErrorInfo(BaseModel):
@@ -159,7 +163,8 @@ class StageDone(BaseModel):
 
 class JobResult(BaseModel):
     """A job's state; outputs, timings, cache and ir_hash once finished, error once failed; log and
-    warnings once the kernel ran (also when it faulted), in GET /v1/jobs/{id} only (null in lists)."""
+    warnings once the kernel ran (also when it faulted), in GET /v1/jobs/{id} only (null in lists);
+    model once a cpu job finished, also only there."""
     id: str
     status: Literal[tuple(s.value for s in JobStatus)]  # type: ignore[valid-type]
     tenant: str
@@ -168,6 +173,7 @@ class JobResult(BaseModel):
     core_num: int
     kernel: str
     bounds: str = "fault"
+    hazards: str = "warn"
     created_at: float
     worker: Optional[str] = None
     # a queued job: its place in its tenant's queue (1: next) and that queue's length; workers
@@ -184,6 +190,10 @@ class JobResult(BaseModel):
     log: Optional[str] = None  # what printf/DumpTensor printed, block by block
     warnings: List[str] = []
     error: Optional[ErrorInfo] = None
+    # a finished cpu job's modeled timeline: {"cycles" (slowest core), "clock_ghz", "cores": [{"core",
+    # "cycles", "instructions", "busy" and "critical_path" (cycles by pipe)}], "unlisted_cores"};
+    # null on sim/npu and in lists. The same as a Perfetto trace: GET /v1/jobs/{id}/trace
+    model: Optional[Dict[str, Any]] = None
 
 
 class JobList(BaseModel):

@@ -9,11 +9,14 @@ Keys (all under "ascrun:"):
   tenant:<t>:blobs         sorted set blob digest -> expiry time, and tenant:<t>:blob-bytes (hash
                            digest -> size) and tenant:<t>:stored (their sum): what max_stored_bytes caps
   job:<id>                 JSON record of a job that is queued or started
-  spec:<id>                JSON launch spec (tenant, bundle, args, core_num, target, bounds, timeout)
+  spec:<id>                JSON launch spec (tenant, bundle, args, core_num, target, bounds, hazards,
+                           timeout)
   inputs:<id>              hash: the bytes of the job's inline tensors (an arg's "input" names its
                            field), sent as base64 but kept raw; TTL blob_ttl_s, as an uploaded blob's
   final:<id>               JSON terminal record; written once (SET NX), so the first outcome wins
   files:<id>               the frontend-<key> holding the job's generated Ascend C and ASC-IR
+  trace:<id>               a finished cpu job's modeled timeline as a Perfetto trace (JSON text, up to
+                           a few MiB: apart from the record); written with final:<id>, as long-lived
   alive:<id>               the running job's heartbeat (short TTL, refreshed by its work horse)
   queued                   sorted set job id -> creation time, until a worker starts the job
   started                  set of job ids that are started and not yet ended (for the reaper)
@@ -87,6 +90,10 @@ def final_key(job_id: str) -> str:
 
 def files_key(job_id: str) -> str:
     return f"{PREFIX}files:{job_id}"
+
+
+def trace_key(job_id: str) -> str:
+    return f"{PREFIX}trace:{job_id}"
 
 
 def alive_key(job_id: str) -> str:
@@ -247,6 +254,7 @@ class RedisCache:
 FINISH_LUA = """
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then return 0 end
 if ARGV[4] ~= '' then redis.call('SET', KEYS[7], ARGV[4], 'EX', ARGV[2]) end
+if ARGV[5] ~= '' then redis.call('SET', KEYS[8], ARGV[5], 'EX', ARGV[2]) end
 redis.call('HDEL', KEYS[2], ARGV[3])
 redis.call('SREM', KEYS[3], ARGV[3])
 redis.call('ZREM', KEYS[4], ARGV[3])
@@ -382,18 +390,20 @@ class JobStore:
         self.connection.set(alive_key(job_id), 1, ex=HEARTBEAT_TTL_S)
 
     def finish(self, job_id: str, changes: Dict[str, Any], record: Optional[Dict[str, Any]] = None,
-               frontend_key: Optional[str] = None) -> bool:
+               frontend_key: Optional[str] = None, trace: Optional[str] = None) -> bool:
         """Record the job's outcome unless it already has one; tell waiters. True if this call won.
         `record`: the job's record as its worker holds it (saves reading it); `frontend_key`: the
-        frontend cache entry of its Ascend C and IR, stored with the outcome (files:<id>)."""
+        frontend cache entry of its Ascend C and IR, stored with the outcome (files:<id>); `trace`:
+        its modeled timeline (trace:<id>), likewise stored only if this call won."""
         record = dict(record or self.get(job_id) or {"id": job_id})
         if record.get("status") in TERMINAL:
             return False
         record.update(changes, ended_at=time.time())
         active = tenant_key(record.get("tenant", ""), "active")  # no tenant: a hash that never exists
         won = self._finish(keys=[final_key(job_id), active, STARTED, QUEUED, alive_key(job_id), done_channel(job_id),
-                                 files_key(job_id)],
-                           args=[json.dumps(record), self.settings.result_ttl_s, job_id, frontend_key or ""])
+                                 files_key(job_id), trace_key(job_id)],
+                           args=[json.dumps(record), self.settings.result_ttl_s, job_id, frontend_key or "",
+                                 trace or ""])
         if won:
             metrics.job_ended(self.connection, record)
         return bool(won)
@@ -492,6 +502,10 @@ class JobStore:
             return False  # waiting its turn
         popped = self._popped_since.setdefault(rq_id, time.time())
         return time.time() - popped >= UNQUEUED_GRACE_S
+
+    def trace(self, job_id: str) -> Optional[bytes]:
+        """The job's trace (JSON text) as stored, if it has one that has not expired."""
+        return self.connection.get(trace_key(job_id))
 
     def frontend_entry(self, job_id: str) -> Optional[Dict[str, Any]]:
         key = self.connection.get(files_key(job_id))

@@ -1,5 +1,5 @@
-"""Jobs: submitted (admission.py decides), listed, long-polled until they end, and the Ascend C
-and IR pyasc generated for them."""
+"""Jobs: submitted (admission.py decides), listed, long-polled until they end, the Ascend C
+and IR pyasc generated for them, and a cpu job's modeled timeline as a trace."""
 from __future__ import annotations
 
 import asyncio
@@ -65,6 +65,25 @@ def job_file(svc: Service, job_id: str, field: str, who: Tenant) -> str:
     return entry[field]
 
 
+def job_trace(svc: Service, job_id: str, who: Tenant) -> bytes:
+    """The job's trace as stored; 404 saying why there is none."""
+    record = own_job(svc.jobs.get(job_id), job_id, who)
+    trace = svc.jobs.trace(job_id)
+    if trace is not None:
+        return trace
+    status, target = record.get("status"), record.get("target")
+    if status not in TERMINAL:
+        why = f"it has not finished yet (status {status})"
+    elif status != "finished":
+        error = record.get("error") or {}
+        why = f"it did not finish ({status}: {error.get('kind', 'runtime_error')}); only a finished run has one"
+    elif target != "cpu":
+        why = f"it ran on target '{target}': only the cpu target models a timeline"
+    else:
+        why = "it expired"
+    raise ApiError(404, "not_found", f"job {job_id} has no trace: {why}")
+
+
 def router(settings: Settings) -> APIRouter:
     """The routes; a function of the settings, as the cap on `wait` is part of the OpenAPI schema."""
     routes = APIRouter(tags=["jobs"])
@@ -73,8 +92,8 @@ def router(settings: Settings) -> APIRouter:
     @routes.get("/v1/jobs", response_model=JobList)
     def list_jobs(limit: int = Query(20, ge=1, le=500), who: Tenant = Depends(tenant),
                   svc: Service = Depends(service)):
-        """Your most recent jobs, newest first (without their logs: GET /v1/jobs/{id} has them)."""
-        return {"jobs": [dict(job, log=None) for job in svc.jobs.recent(who.name, limit)]}
+        """Your most recent jobs, newest first (without their logs and models: GET /v1/jobs/{id} has them)."""
+        return {"jobs": [dict(job, log=None, model=None) for job in svc.jobs.recent(who.name, limit)]}
 
     @routes.post("/v1/jobs", status_code=202, response_model=JobResult)
     async def submit_job(body: JobRequest, wait: float = Query(0, **wait_query, description=(
@@ -108,5 +127,14 @@ def router(settings: Settings) -> APIRouter:
     def job_ir(job_id: str, who: Tenant = Depends(tenant), svc: Service = Depends(service)):
         """The ASC-IR after pyasc's pass pipeline."""
         return job_file(svc, job_id, "ir", who)
+
+    @routes.get("/v1/jobs/{job_id}/trace", response_class=Response, responses={200: {
+        "content": {"application/json": {}},
+        "description": "a Chrome/Perfetto trace event JSON document (ui.perfetto.dev, chrome://tracing)"}})
+    def get_trace(job_id: str, who: Tenant = Depends(tenant), svc: Service = Depends(service)):
+        """A finished cpu job's modeled per-pipe timeline (its record's `model` in detail): a process per
+        core, a thread per pipe, an "X" event per instruction (ts/dur in µs). 404 when the job has
+        none: not finished, failed, not on cpu, or expired with its record."""
+        return Response(job_trace(svc, job_id, who), media_type="application/json")
 
     return routes

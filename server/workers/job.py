@@ -200,14 +200,15 @@ def run_job(job_id: str, stage: Optional[str] = None) -> str:
         start = time.perf_counter()
         blobs = _blobs(store.connection)
         values = _values(blobs, bundle, spec)
-        ran = pipeline.run(built, target, spec["core_num"], values, bounds=spec["bounds"])
+        ran = pipeline.run(built, target, spec["core_num"], values, bounds=spec["bounds"],
+                           hazards=spec.get("hazards", "warn"))  # an older API's spec has none
         outputs = {name: _output(blobs, tenant, values[name]) for name in ran.written}
         stages["run"] = {"worker": worker, "seconds": time.perf_counter() - start}
         timings.update(run=ran.seconds, **ran.timings, total=sum(s["seconds"] for s in stages.values()))
         won = store.finish(job_id, {"status": JobStatus.FINISHED.value, "outputs": outputs, "timings": timings,
                                     "cache": dict(built.cache, **record.get("cache", {})),
                                     "ir_hash": built.frontend.ir_hash, "log": ran.log, "warnings": ran.warnings,
-                                    "error": None}, record, frontend[0])
+                                    "error": None, "model": ran.model}, record, frontend[0], trace=ran.trace)
     except KernelError as e:
         won = fail(e.kind, str(e), log=e.log, warnings=e.warnings)
     except Exception as e:  # a bug of ours, not the kernel's: say so rather than hide it
