@@ -51,7 +51,9 @@ async function showTrace(id, job) {
     trace = JSON.parse(text);
   } catch (error) {
     if (error.status === 401) throw error;
-    const why = error instanceof SyntaxError ? `its trace is not JSON (${error.message})` : error.message;
+    // a 404 says why in the API's words ("job … has no trace: it ran on target 'sim'…")
+    const why = error instanceof SyntaxError ? `its trace is not JSON (${error.message})`
+      : error.status === 404 ? error.message : `no trace shown: ${error.message}`;
     if (id === selectedId) drawNoTrace($("trace"), why);
     return;
   }

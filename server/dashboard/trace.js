@@ -192,9 +192,9 @@ export function drawTrace(container, trace, text, job) {
     ...(groups.length ? groups : [el("p", "muted", "the trace holds no instructions")]), tip);
 }
 
-// A job without a trace, said plainly: `why` is the API's word (another target, a failed job...).
+// A job without a trace, said plainly: `why` is the API's 404 (another target, a failed job...).
 export function drawNoTrace(container, why) {
   if (downloadUrl) URL.revokeObjectURL(downloadUrl);
   downloadUrl = null;
-  container.replaceChildren(el("p", "muted no-trace", `No pipe trace for this job: ${why}`));
+  container.replaceChildren(el("p", "muted no-trace", why));
 }
