@@ -151,6 +151,8 @@ def test_a_launched_job_appears_finishes_and_shows_its_code_and_timings(tenant_p
     stages = [stage for stage in record["timings"] if stage != "total"]
     assert page.locator("#timing-chart .stage").evaluate_all("bars => bars.map(b => b.dataset.stage)") == stages
     expect(page.locator("#outputs tbody")).to_contain_text("float32")
+    # the trace, read with the tenant's token: a lane per pipe that ran, per block
+    expect(page.locator('#trace .core[data-core="block 7"] .lane[data-pipe="MTE2"]')).to_be_visible()
     shot = screenshot(page, tmp_path, "job")
     if os.environ.get("ASCRUN_UPDATE_SCREENSHOT"):  # the README's picture, renewed on request only
         shutil.copyfile(shot, ROOT / "docs" / "dashboard.png")
@@ -282,6 +284,7 @@ def test_a_full_trace_renders_quickly(service, page):
                 events.push({ name: `op${i}`, cat: pipes[tid], ph: "X", pid, tid, ts: 0, dur: 0,
                               args: { cycle: i * 10, cycles: 9 + (i % 50) } });
             }
+            events.push({ name: "12 more instructions not traced", ph: "i", s: "p", pid, tid: 0, ts: 0 });
         }
         const trace = { displayTimeUnit: "ns", otherData: { clock_ghz: 1.85 }, traceEvents: events };
         const text = JSON.stringify(trace);
@@ -297,3 +300,5 @@ def test_a_full_trace_renders_quickly(service, page):
     }""")
     assert (drawn["lanes"], drawn["bars"]) == (8 * 7, 8 * 2048)
     assert drawn["ms"] < 1000, drawn
+    expect(page.locator('#trace .core[data-core="block 7"] .core-head')).to_contain_text(
+        "12 more instructions not traced")

@@ -112,7 +112,8 @@ function lane(pipe, bars, span, coreName, coreModel, tip) {
   bars.forEach((bar, i) => {
     d[i % 2].push(`M${bar.cycle} 1h${Math.max(bar.cycles, minimum)}v${LANE_HEIGHT - 2}H${bar.cycle}z`);
   });
-  const track = svg("svg", { class: "track", viewBox: `0 0 ${span} ${LANE_HEIGHT}`, preserveAspectRatio: "none" });
+  const track = svg("svg", { class: "track", viewBox: `0 0 ${span} ${LANE_HEIGHT}`, preserveAspectRatio: "none",
+    role: "img", "aria-label": `${coreName} ${pipe}: ${bars.length} instructions` });
   track.append(svg("path", { d: d[0].join(""), fill: colorOf(pipe) }),
     svg("path", { d: d[1].join(""), fill: colorOf(pipe), "fill-opacity": 0.6 }));
   const swatch = el("i", "swatch");
