@@ -104,7 +104,7 @@ async function drawJob() {
   } else {
     $("source").replaceChildren(el("span", "muted", `not generated yet (${job.status})`));
     $("ir").replaceChildren();
-    $("trace").replaceChildren(el("span", "muted", `not modeled yet (${job.status})`));
+    $("trace").replaceChildren(el("span", "muted", `no trace yet (${job.status})`));
   }
 }
 
