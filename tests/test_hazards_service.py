@@ -5,6 +5,9 @@ pyasc's 01_add with its synchronization varied by runtime arguments (tests/kerne
 artifact for every variant, so only the first launch compiles. One block per launch, so that the
 messages and counts do not depend on which block faults first."""
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import httpx
 import numpy as np
@@ -139,3 +142,39 @@ def test_the_command_line(service, tmp_path):
     assert json.loads(out.read_text()) == json.loads(printed.stdout)
     missing = ascrun_cli("trace", "0" * 32, "--url", service.url)
     assert missing.returncode == 2 and "not_found" in missing.stderr
+
+
+PLUGIN_TESTS = f'''
+import sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from test_hazards_service import arguments
+from kernels.hazards import vadd_sync_kernel
+
+
+def test_a_flag_never_waited_for():
+    vadd_sync_kernel[1](*arguments(extra_set=1))
+
+
+def test_a_race():
+    vadd_sync_kernel[1](*arguments(drop=2))
+'''
+
+
+def test_the_pytest_plugin_passes_hazards_and_reports_warnings(service, tmp_path):
+    (tmp_path / "test_sync.py").write_text(PLUGIN_TESTS)
+
+    def pytest_run(*options):
+        return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "--confcutdir",
+                               str(tmp_path), "--ascrun-url", service.url, *options], capture_output=True, text=True,
+                              cwd=tmp_path)
+
+    warned = pytest_run("test_sync.py")  # --ascrun-hazards warn, the default
+    assert warned.returncode == 1, warned.stdout
+    lines = warned.stdout.splitlines()
+    assert "PASSED test_sync.py::test_a_flag_never_waited_for" in lines
+    assert f"warning: {NEVER_WAITED}" in lines  # its "ascrun (call)" section
+    assert f"warning: {RACE_X} (4 times; the first shown)" in lines  # the failed test's section
+
+    faulted = pytest_run("--ascrun-hazards", "fault", "test_sync.py::test_a_race")
+    assert faulted.returncode == 1, faulted.stdout
+    assert f'KernelError: {RACE_X} (hazards="fault")' in faulted.stdout
