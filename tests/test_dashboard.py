@@ -1,11 +1,12 @@
 """The dashboard (/dashboard) in a real headless browser: Debian's chromium driven by Playwright.
 Against the real service: a launched job appears and finishes, queued ones say their place, a
-job's page shows its highlighted Ascend C and a bar per timed stage, a wrong token shows the API's
-401. Each page's screenshot is kept in tmp_path; with ASCRUN_UPDATE_SCREENSHOT=1 the job page's also
-becomes docs/dashboard.png (the README's)."""
+job's page shows its highlighted Ascend C, a bar per timed stage and its modeled pipe lanes (a
+cpu job's trace), a wrong token shows the API's 401. Each page's screenshot is kept in tmp_path;
+with ASCRUN_UPDATE_SCREENSHOT=1 the job page's also becomes docs/dashboard.png (the README's)."""
 import hashlib
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import ops
 import report
 from ascrun.server import store
 from conftest import ROOT, Service, start_redis
+from kernels.hazards import vadd_sync_kernel
 
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's: Playwright's own browser builds cannot be downloaded here
 
@@ -149,6 +151,8 @@ def test_a_launched_job_appears_finishes_and_shows_its_code_and_timings(tenant_p
     stages = [stage for stage in record["timings"] if stage != "total"]
     assert page.locator("#timing-chart .stage").evaluate_all("bars => bars.map(b => b.dataset.stage)") == stages
     expect(page.locator("#outputs tbody")).to_contain_text("float32")
+    # the trace, read with the tenant's token: a lane per pipe that ran, per block
+    expect(page.locator('#trace .core[data-core="block 7"] .lane[data-pipe="MTE2"]')).to_be_visible()
     shot = screenshot(page, tmp_path, "job")
     if os.environ.get("ASCRUN_UPDATE_SCREENSHOT"):  # the README's picture, renewed on request only
         shutil.copyfile(shot, ROOT / "docs" / "dashboard.png")
@@ -184,3 +188,117 @@ def test_a_jobs_page_shows_its_log_warnings_and_error(tenant_pool, page, tmp_pat
     expect(page.locator("#source .tok-function", has_text="overrun_kernel").first).to_be_visible()
     expect(page.locator(f'#jobs tr[data-job="{faulted.id}"] .status')).to_have_text("failed")
     screenshot(page, tmp_path, "failed-job")
+
+
+BAR = re.compile(r"M([-\d.e+]+) [-\d.e+]+h([-\d.e+]+)")  # a lane's bar in its path: start cycle, width
+
+
+def lane_bars(page, core: str, pipe: str) -> list[tuple[float, float]]:
+    """The bars a lane draws, as (start, end) in cycles: its paths' rectangles."""
+    paths = page.locator(f'#trace .core[data-core="{core}"] .lane[data-pipe="{pipe}"] path')
+    return [(float(x), float(x) + float(w)) for d in paths.evaluate_all("ps => ps.map(p => p.getAttribute('d'))")
+            for x, w in BAR.findall(d)]
+
+
+@pytest.fixture(scope="module")
+def pipelined_job(service):
+    """pyasc's 01_add double-buffered with the copy-in of the next tile waiting only for its own buffer
+    (tests/kernels/hazards.py, pipelined=1): its MTE2 copies overlap the V adds. Its record and trace."""
+    x = np.random.default_rng(1).random(8 * 2048, dtype=np.float32)
+    z = np.zeros_like(x)
+    with ascrun.Client(service.url) as client:
+        handle = client.submit(vadd_sync_kernel, 8, x, x.copy(), z, 2048, 2, 0, 0, 0, 1)
+        handle.result()
+        record = client.job(handle.id)
+    np.testing.assert_array_equal(z, x + x)
+    trace = httpx.get(f"{service.url}/v1/jobs/{record['id']}/trace")
+    trace.raise_for_status()
+    return record, trace.json()
+
+
+def test_a_cpu_jobs_trace_shows_as_pipe_lanes_per_block(service, pipelined_job, page, tmp_path):
+    record, trace = pipelined_job
+    page.goto(f"{service.url}/dashboard#job={record['id']}")
+    block0 = page.locator('#trace .core[data-core="block 0"]')
+    expect(block0).to_be_visible(timeout=EXPECT_MS)
+    pipes = block0.locator(".lane").evaluate_all("lanes => lanes.map(l => l.dataset.pipe)")
+    assert {"MTE2", "V", "MTE3"} <= set(pipes), pipes
+
+    pid = next(e["pid"] for e in trace["traceEvents"] if e["name"] == "process_name" and e["args"]["name"] == "block 0")
+    instructions = [e for e in trace["traceEvents"] if e["ph"] == "X" and e["pid"] == pid]
+    bars = {pipe: lane_bars(page, "block 0", pipe) for pipe in pipes}
+    assert sum(map(len, bars.values())) == len(instructions)
+    assert sorted(start for lane in bars.values() for start, _ in lane) == sorted(
+        e["args"]["cycle"] for e in instructions)
+    # the point of the view: with double buffering, a copy-in runs while an add does
+    assert any(a < d and c < b for a, b in bars["MTE2"] for c, d in bars["V"])
+    assert page.locator("#trace-cycles").get_attribute("data-cycles") == str(record["model"]["cycles"])
+    expect(page.locator("#trace-cycles")).to_have_text(f"{record['model']['cycles']:,}")
+
+    # the tooltip of the first copy-in: API name, pipe, start cycle, cycles
+    first = min((e for e in instructions if e["cat"] == "MTE2"), key=lambda e: e["args"]["cycle"])
+    track = block0.locator('.lane[data-pipe="MTE2"] svg')
+    span = track.evaluate("t => t.viewBox.baseVal.width")
+    middle = first["args"]["cycle"] + first["args"]["cycles"] / 2
+    box = track.bounding_box()
+    track.hover(position={"x": box["width"] * middle / span, "y": box["height"] / 2})
+    tip = page.locator("#trace .trace-tip")
+    expect(tip).to_be_visible()
+    expect(tip.locator("b")).to_have_text(first["name"])
+    expect(tip).to_contain_text(f"MTE2 · block 0 · start cycle {first['args']['cycle']:,} · "
+                                f"{first['args']['cycles']:,} cycles")
+    screenshot(page, tmp_path, "trace")
+
+    with page.expect_download() as download:  # the trace as the API gave it, for Perfetto
+        page.click("#trace a.download")
+    assert download.value.suggested_filename == f"{record['id']}.trace.json"
+    assert json.loads(Path(download.value.path()).read_text()) == trace
+
+
+def test_a_job_without_a_trace_says_so(service, page):
+    x = (np.arange(1000) * 0.5).astype(np.float32)
+    with ascrun.Client(service.url) as client:
+        faulted = client.submit(report.overrun_kernel, 16, x, np.zeros_like(x), 64, 32, 0, 0)
+        with pytest.raises(ascrun.KernelError):
+            faulted.result()
+    missing = httpx.get(f"{service.url}/v1/jobs/{faulted.id}/trace")
+    assert missing.status_code == 404 and "has no trace" in missing.json()["error"]["message"]
+    page.goto(f"{service.url}/dashboard#job={faulted.id}")
+    expect(page.locator("#trace")).to_have_text(missing.json()["error"]["message"], timeout=EXPECT_MS)
+    assert page.locator("#trace svg").count() == 0 and page.locator("#trace a.download").count() == 0
+
+
+def test_a_full_trace_renders_quickly(service, page):
+    """The most a job's trace holds (8 cores x 2048 instructions), drawn by the page's own module."""
+    page.goto(f"{service.url}/dashboard")
+    expect(page.locator("#health")).to_contain_text("open mode", timeout=EXPECT_MS)
+    drawn = page.evaluate("""async () => {
+        const { drawTrace } = await import("./dashboard/trace.js");
+        const pipes = ["S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX"];
+        const events = [];
+        for (let pid = 0; pid < 8; pid++) {
+            events.push({ name: "process_name", ph: "M", pid, args: { name: `block ${pid}` } });
+            pipes.forEach((name, tid) => events.push({ name: "thread_name", ph: "M", pid, tid, args: { name } }));
+            for (let i = 0; i < 2048; i++) {
+                const tid = i % 7;
+                events.push({ name: `op${i}`, cat: pipes[tid], ph: "X", pid, tid, ts: 0, dur: 0,
+                              args: { cycle: i * 10, cycles: 9 + (i % 50) } });
+            }
+            events.push({ name: "12 more instructions not traced", ph: "i", s: "p", pid, tid: 0, ts: 0 });
+        }
+        const trace = { displayTimeUnit: "ns", otherData: { clock_ghz: 1.85 }, traceEvents: events };
+        const text = JSON.stringify(trace);
+        const container = document.getElementById("trace");
+        const start = performance.now();
+        drawTrace(container, JSON.parse(text), text, { id: "synthetic", model: { cycles: 20530 } });
+        container.closest("section").hidden = false;
+        await new Promise((painted) => requestAnimationFrame(() => setTimeout(painted)));
+        const ms = performance.now() - start;
+        const bars = [...container.querySelectorAll("svg.track")].map((lane) =>
+            [...lane.querySelectorAll("path")].reduce((n, p) => n + p.getAttribute("d").split("M").length - 1, 0));
+        return { ms, lanes: bars.length, bars: bars.reduce((a, b) => a + b, 0) };
+    }""")
+    assert (drawn["lanes"], drawn["bars"]) == (8 * 7, 8 * 2048)
+    assert drawn["ms"] < 1000, drawn
+    expect(page.locator('#trace .core[data-core="block 7"] .core-head')).to_contain_text(
+        "12 more instructions not traced")

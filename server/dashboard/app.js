@@ -2,6 +2,7 @@
 // selected job (#job=<id>) until it ends; a 401 stops it until a token is entered.
 import { get, storedToken } from "./api.js";
 import { highlight } from "./highlight.js";
+import { drawNoTrace, drawTrace } from "./trace.js";
 import { TERMINAL, drawCacheRates, drawFacts, drawJobs, drawOutputs, drawPool, drawTimings, el } from "./views.js";
 
 const POLL_MS = 1000;
@@ -38,6 +39,25 @@ async function showFile(pre, path, language) {
   } catch (error) {
     pre.replaceChildren(el("span", "muted", error.message));
   }
+}
+
+// The finished job's modeled pipe timeline, or why it has none (the API's 404: another target, a
+// failed job...).
+async function showTrace(id, job) {
+  let trace;
+  let text;
+  try {
+    text = await get(`v1/jobs/${id}/trace`, { text: true });
+    trace = JSON.parse(text);
+  } catch (error) {
+    if (error.status === 401) throw error;
+    // a 404 says why in the API's words ("job … has no trace: it ran on target 'sim'…")
+    const why = error instanceof SyntaxError ? `its trace is not JSON (${error.message})`
+      : error.status === 404 ? error.message : `no trace shown: ${error.message}`;
+    if (id === selectedId) drawNoTrace($("trace"), why);
+    return;
+  }
+  if (id === selectedId) drawTrace($("trace"), trace, text, job);
 }
 
 // What each part of the page shows, as JSON: a part is redrawn only when that changes, so that a
@@ -79,11 +99,12 @@ async function drawJob() {
   $("log").textContent = job.log || "(nothing printed)";
   if (TERMINAL.has(job.status)) {
     await Promise.all([showFile($("source"), `v1/jobs/${id}/source`, "cpp"),
-      showFile($("ir"), `v1/jobs/${id}/ir`, "mlir")]);
+      showFile($("ir"), `v1/jobs/${id}/ir`, "mlir"), showTrace(id, job)]);
     finished = job;
   } else {
     $("source").replaceChildren(el("span", "muted", `not generated yet (${job.status})`));
     $("ir").replaceChildren();
+    $("trace").replaceChildren(el("span", "muted", `no trace yet (${job.status})`));
   }
 }
 
@@ -109,7 +130,8 @@ function selectFromHash() {
   selectedId = new URLSearchParams(location.hash.slice(1)).get("job");
   finished = null;
   $("job").hidden = !selectedId;
-  for (const part of ["job-title", "job-facts", "timing-chart", "outputs", "warnings", "log", "source", "ir"]) {
+  const parts = ["job-title", "job-facts", "timing-chart", "trace", "outputs", "warnings", "log", "source", "ir"];
+  for (const part of parts) {
     $(part).replaceChildren();  // the previous job's, until this one's arrive
   }
   $("job-error").hidden = true;

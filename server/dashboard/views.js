@@ -121,7 +121,8 @@ export function drawOutputs(table, outputs) {
 
 export function drawFacts(list, job) {
   const facts = [["status", statusText(job)], ["kernel", job.kernel], ["target", targetText(job)],
-    ["cores", String(job.core_num)], ["bounds", job.bounds], ["submitted", clock(job.created_at)],
+    ["cores", String(job.core_num)], ["bounds", job.bounds], ...(job.hazards ? [["hazards", job.hazards]] : []),
+    ["submitted", clock(job.created_at)],
     ...Object.entries(job.stages ?? {}).map(([stage, done]) => [stage, `${done.worker}, ${seconds(done.seconds)}`]),
     ["cache", cacheText(job) || "–"], ["IR hash", job.ir_hash ?? "–"]];
   list.replaceChildren(...facts.flatMap(([term, value]) => [el("dt", null, term), el("dd", null, value)]));
