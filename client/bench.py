@@ -14,17 +14,14 @@ from __future__ import annotations
 import json
 import math
 import os
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-import numpy as np
-
-from .args import launch_args
-from .compiler import benchmark, pipeline
-from .compiler.cache import Cache, DiskCache
+from .compiler import benchmark
+from .compiler.cache import Cache
 from .compiler.errors import KernelError
+from .local import launch_here
 from .result import LaunchResult
 from .submission import Submission
 
@@ -262,28 +259,16 @@ def benchmark_local(kernel: Any, core_num: int, *args: Any, target: str = "cpu",
     (compiler/benchmark.py) says so. The last repeat's outputs are copied into the caller's arrays.
     Raises KernelError as run_local does, and runtime_error if the last repeat's outputs differ
     from the first run's."""
-    start = time.perf_counter()
     policy = benchmark.Policy.from_json(policy_json(warmup=warmup, min_repeats=min_repeats, max_repeats=max_repeats,
                                                     target_rel_error=target_rel_error, budget_seconds=budget_seconds))
-    pipeline.check_bounds(bounds)
-    pipeline.check_hazards(hazards)
-    bundle, host = launch_args(kernel, args)
-    chosen = pipeline.get_target(target)
-    cache = cache if cache is not None else DiskCache.default()
-    built = pipeline.build(bundle, host.specs, chosen, frontend_cache=cache, artifact_cache=cache)
-    tensors = {name: value for name, value in host.values.items() if isinstance(value, np.ndarray)}
-    measured = benchmark.measure(lambda: pipeline.run(built, chosen, core_num, host.values, bounds=bounds,
-                                                      hazards=hazards), tensors, policy)
-    ran = measured.last
-    outputs = {}
-    for name in ran.written:
-        host.write_back(name, host.values[name])
-        outputs[name] = host.values[name]
-    timings = dict(built.timings, run=measured.seconds, **ran.timings, total=time.perf_counter() - start)
-    result = LaunchResult(outputs=outputs, timings=timings, cache=dict(built.cache), ir_hash=built.frontend.ir_hash,
-                          log=ran.log, warnings=ran.warnings, model=ran.model, _source=built.frontend.source,
-                          _trace=ran.trace)
-    return Benchmark.from_json(bundle.entry, target, core_num, measured.to_json(), result)
+
+    def repeat(run, tensors):
+        measured = benchmark.measure(run, tensors, policy)
+        return measured.last, measured
+
+    result, measured = launch_here(kernel, core_num, args, target, bounds, hazards, cache, repeat)
+    result.timings["run"] = measured.seconds
+    return Benchmark.from_json(getattr(kernel, "fn", kernel).__name__, target, core_num, measured.to_json(), result)
 
 
 # -- the pytest marker ----------------------------------------------------------------------------

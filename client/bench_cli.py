@@ -19,8 +19,6 @@ from . import commands
 from .bench import Gates, GateFailed, parse_tolerance
 from .commands import EXIT_KERNEL, EXIT_OK, UsageError
 from .compiler import benchmark
-from .compiler.bundle import collect
-from .compiler.frontend import param_names
 from .progress import QuietProgress
 from .script import RemoteLaunches, install
 
@@ -77,19 +75,7 @@ def cmd_bench(opts: argparse.Namespace) -> int:
         # the session only makes `import asc` work in the kernel file where pyasc is not installed
         uninstall = install(RemoteLaunches(client, target=opts.target or "cpu", progress=QuietProgress()))
         try:
-            kernel = commands._load_kernel(opts.kernel)
-            params = param_names(collect(kernel))
-            values = {name: commands._value(text) for name, text in commands._pairs(opts.arg, "--arg").items()}
-            outs = commands._pairs(opts.out, "--out")
-            unknown = [n for n in [*values, *outs] if n not in params]
-            missing = [n for n in params if n not in values]
-            if unknown or missing:
-                raise UsageError(f"kernel {kernel.fn.__name__}({', '.join(params)}): " + "; ".join(
-                    ([f"no parameter {', '.join(unknown)}"] if unknown else [])
-                    + ([f"missing --arg {', '.join(missing)}"] if missing else [])))
-            scalars = [n for n in outs if not isinstance(values[n], np.ndarray)]
-            if scalars:
-                raise UsageError(f"--out {', '.join(scalars)}: only tensor arguments (@FILE.npy) can be written")
+            kernel, params, values, outs = commands.kernel_arguments(opts)
             bench = client.benchmark(kernel, opts.cores, *(values[name] for name in params),
                                      target=opts.target or "cpu", timeout=opts.timeout, bounds=opts.bounds,
                                      soc=opts.soc, warmup=opts.warmup, min_repeats=opts.min_repeats,

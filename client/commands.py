@@ -183,6 +183,26 @@ def _pairs(items: List[str], option: str) -> Dict[str, str]:
     return pairs
 
 
+def kernel_arguments(opts: argparse.Namespace) -> Tuple[Any, List[str], Dict[str, Any], Dict[str, str]]:
+    """`FILE.py::KERNEL` with its `--arg NAME=VALUE`s and `--out NAME=FILE.npy`s (launch, bench):
+    the kernel, its parameter names, their values and the outputs to save; UsageError if they do
+    not fit the kernel. Run with the launch redirection installed (the file may `import asc`)."""
+    kernel = _load_kernel(opts.kernel)
+    params = param_names(collect(kernel))
+    values = {name: _value(text) for name, text in _pairs(opts.arg, "--arg").items()}
+    outs = _pairs(opts.out, "--out")
+    unknown = [n for n in [*values, *outs] if n not in params]
+    missing = [n for n in params if n not in values]
+    if unknown or missing:
+        raise UsageError(f"kernel {kernel.fn.__name__}({', '.join(params)}): " + "; ".join(
+            ([f"no parameter {', '.join(unknown)}"] if unknown else [])
+            + ([f"missing --arg {', '.join(missing)}"] if missing else [])))
+    scalars = [n for n in outs if not isinstance(values[n], np.ndarray)]
+    if scalars:
+        raise UsageError(f"--out {', '.join(scalars)}: only tensor arguments (@FILE.npy) can be written")
+    return kernel, params, values, outs
+
+
 def cmd_launch(opts: argparse.Namespace) -> int:
     progress = QuietProgress() if opts.json else progress_for(sys.stderr, summaries=False)
     with _client(opts) as client:
@@ -191,19 +211,7 @@ def cmd_launch(opts: argparse.Namespace) -> int:
                                  hazards=opts.hazards)
         uninstall = install(session)
         try:
-            kernel = _load_kernel(opts.kernel)
-            params = param_names(collect(kernel))
-            values = {name: _value(text) for name, text in _pairs(opts.arg, "--arg").items()}
-            outs = _pairs(opts.out, "--out")
-            unknown = [n for n in [*values, *outs] if n not in params]
-            missing = [n for n in params if n not in values]
-            if unknown or missing:
-                raise UsageError(f"kernel {kernel.fn.__name__}({', '.join(params)}): " + "; ".join(
-                    ([f"no parameter {', '.join(unknown)}"] if unknown else [])
-                    + ([f"missing --arg {', '.join(missing)}"] if missing else [])))
-            scalars = [n for n in outs if not isinstance(values[n], np.ndarray)]
-            if scalars:
-                raise UsageError(f"--out {', '.join(scalars)}: only tensor arguments (@FILE.npy) can be written")
+            kernel, params, values, outs = kernel_arguments(opts)
             try:
                 session.launch(kernel, opts.cores, *(values[name] for name in params))
             except KernelError as e:
