@@ -47,7 +47,7 @@ CASES = [
 @pytest.fixture(scope="module")
 def pool_launches(service):
     with ascrun.Client(service.url) as client:
-        launches = RemoteLaunches(client, target="cpu", bounds="warn")
+        launches = RemoteLaunches(client, target="cpu", bounds="warn", hazards="fault")
         uninstall = install(launches)
         yield launches
         uninstall()

@@ -6,7 +6,7 @@ pyasc's; tensors are torch CPU tensors or numpy arrays instead of device="npu".
 Launches use pyasc's own syntax, `kernel[core_num, rt.current_stream()](...)`:
   pytest tests/pyasc_port                                  in-process, through ascrun.run_local
   python tests/pyasc_port/through_the_pool.py              the same cases through the service
-  (= pytest tests/pyasc_port --ascrun-url URL --ascrun-target cpu --ascrun-bounds warn)
+  (= pytest tests/pyasc_port --ascrun-url URL --ascrun-target cpu --ascrun-bounds warn --ascrun-hazards fault)
 
 The bounds policy is "warn" for every launch: pyasc's tilings read and write past the end of their
 tensors (e.g. 16 blocks of 512-element tiles over 1000 elements), which the device does silently;
@@ -39,6 +39,8 @@ def cpu_launches(request, monkeypatch):
     if through_pool(request.config):
         if request.config.getoption("ascrun_bounds") != BOUNDS:
             pytest.fail(f"pyasc's tilings run past their tensors as the device allows: pass --ascrun-bounds {BOUNDS}")
+        if request.config.getoption("ascrun_hazards") != HAZARDS:
+            pytest.fail(f"pyasc's kernels run on the device, so none may race: pass --ascrun-hazards {HAZARDS}")
         return
     import asc.lib.runtime as rt
     from asc.runtime.jit import JITFunction

@@ -18,7 +18,8 @@ ROOT = HERE.parents[1]
 
 def run_cases(url: str, pytest_args: list) -> int:
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", str(HERE),
-                           "--ascrun-url", url, "--ascrun-target", "cpu", "--ascrun-bounds", "warn", *pytest_args],
+                           "--ascrun-url", url, "--ascrun-target", "cpu", "--ascrun-bounds", "warn",
+                           "--ascrun-hazards", "fault", *pytest_args],
                           cwd=ROOT).returncode
 
 
