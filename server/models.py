@@ -156,7 +156,8 @@ class JobRequest(Strict):
         "tensor argument into a guard zone, past a LocalTensor inside the Unified Buffer) is a warning"))
     hazards: Literal[HAZARDS] = Field(default="warn", description=(  # type: ignore[valid-type]
         "the cpu target's check of races between a core's pipes (MTE2, V, MTE3, ...) that no SetFlag/WaitFlag "
-        "orders: warn (default): each race is a warning; fault: the first race fails the launch; off: no check. "
+        "orders, and a SetFlag never waited for: warn (default): each is a warning; fault: the first fails the "
+        "launch; off: no check. "
         "sim and npu ignore it"))
     benchmark: Optional[BenchmarkPolicy] = Field(default=None, description=(
         "repeat the launch in this job and record statistics (JobResult.benchmark); the outputs are the last "
