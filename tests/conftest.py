@@ -20,17 +20,24 @@ def load_module(path: Path, name: str | None = None):
     return module
 
 
-def bare_venv(tmp_path_factory, shared: tuple = ()) -> Path:
-    """A venv where pyasc is not installed: only the ascrun wheel and pytest, and the packages named in
-    `shared` (with what they need) seen from this interpreter's site-packages. Its python."""
+def build_wheel(tmp_path_factory) -> Path:
+    """The ascrun wheel, built as a fresh clone's `pip wheel .` builds it (in pip's isolated build env)."""
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w",
-                    str(out), str(ROOT)], check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(ROOT)],
+                   check=True, capture_output=True)
+    return next(out.glob("ascrun-*.whl"))
+
+
+def bare_venv(tmp_path_factory, shared: tuple = (), wheel: Path | None = None) -> Path:
+    """A venv where pyasc is not installed: only the ascrun wheel and pytest, and the packages named in
+    `shared` (with what they need) seen from this interpreter's site-packages. Its python. The venv has
+    no pip of its own: `sys.executable -m pip --python <its python> ...` works on it."""
+    wheel = wheel or build_wheel(tmp_path_factory)
     venv = tmp_path_factory.mktemp("bare") / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
     install = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-compile",
-                              str(next(out.glob("ascrun-*.whl"))), "pytest"], capture_output=True, text=True)
+                              str(wheel), "pytest"], capture_output=True, text=True)
     assert install.returncode == 0, install.stderr
     if shared:
         folder = tmp_path_factory.mktemp("shared")
@@ -41,6 +48,19 @@ def bare_venv(tmp_path_factory, shared: tuple = ()) -> Path:
         venv_site = next((venv / "lib").glob("python*/site-packages"))
         (venv_site / "shared.pth").write_text(f"{folder}\n")
     return python
+
+
+@pytest.fixture(scope="session")
+def ascrun_wheel(tmp_path_factory) -> Path:
+    """One wheel for the session: test_packaging checks it, the venvs without pyasc install it."""
+    return build_wheel(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def bare_python(tmp_path_factory, ascrun_wheel) -> Path:
+    """The python of one venv without pyasc (the ascrun wheel and pytest only) for the whole session:
+    test_exec, test_struct_params and test_packaging use it and leave it as they found it."""
+    return bare_venv(tmp_path_factory, wheel=ascrun_wheel)
 
 
 @pytest.fixture(scope="session", autouse=True)

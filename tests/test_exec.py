@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from ascrun_cli import NO_NPU_NOTICE, NO_SIM_NOTICE, PYASC_STYLE, ascrun, launch_line
-from conftest import PAST_THE_END, ROOT, bare_venv
+from conftest import PAST_THE_END, ROOT
 
 OVERRUN = ("block 15: DataCopy(GM->UB): elements [993, 1001) of tensor argument 'x' are outside its 1000 "
            "elements" + PAST_THE_END)
@@ -89,10 +89,7 @@ def test_unreachable_service_exits_3():
 
 # --- where pyasc is not installed: a venv with only the ascrun wheel (and pytest) -----------------
 
-@pytest.fixture(scope="module")
-def bare_python(tmp_path_factory):
-    return bare_venv(tmp_path_factory)
-
+# (bare_python: the session's venv, tests/conftest.py)
 
 def test_without_pyasc_the_standin_runs_scripts_and_tests(bare_python, service, tmp_path):
     probe = subprocess.run([str(bare_python), "-c", "import asc"], capture_output=True, text=True, cwd=tmp_path)

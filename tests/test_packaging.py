@@ -19,22 +19,20 @@ def test_editable_install_maps_every_package_to_its_folder():
 
 
 def _installed(requirement: str, tmp_path):
-    """The python of a fresh venv with `requirement` pip-installed."""
+    """The python of a fresh venv with `requirement` pip-installed (by this environment's pip, which
+    resolves and installs it as the venv's own would: the venv needs no pip of its own)."""
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", requirement], capture_output=True,
-                             text=True)
+    install = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-compile",
+                              requirement], capture_output=True, text=True)
     assert install.returncode == 0, install.stderr
     return python
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory):
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(ROOT)],
-                   check=True, capture_output=True)
-    return next(out.glob("ascrun-*.whl"))
+def wheel(ascrun_wheel):
+    return ascrun_wheel  # the session's (tests/conftest.py): the venvs without pyasc install it
 
 
 def test_wheel_ships_packages_and_runtime_headers(wheel):
@@ -57,12 +55,14 @@ def _run_and_list(python, check: str, cwd) -> tuple:
     """What `check` printed in the installed environment (it must succeed), and the distributions there."""
     out = subprocess.run([str(python), "-c", check], capture_output=True, text=True, cwd=cwd)
     assert out.returncode == 0, out.stderr
-    deps = subprocess.run([str(python), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True)
+    deps = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "list", "--format=freeze"],
+                          capture_output=True, text=True)
+    assert deps.returncode == 0, deps.stderr
     return out.stdout, {line.split("==")[0].lower() for line in deps.stdout.split()}
 
 
-def test_bare_wheel_imports_without_pyasc_or_fastapi(wheel, tmp_path):
-    python = _installed(str(wheel), tmp_path)
+def test_bare_wheel_imports_without_pyasc_or_fastapi(bare_python, tmp_path):
+    python = bare_python  # the session's venv of the wheel alone (and pytest), as `pip install ascrun-*.whl` makes it
     check = ("import importlib.util, sys\n"
              "import ascrun, ascrun.compiler.bundle, ascrun.server, ascrun.server.workers\n"
              "assert importlib.util.find_spec('asc') is None and importlib.util.find_spec('fastapi') is None\n"

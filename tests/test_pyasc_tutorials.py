@@ -35,8 +35,8 @@ def tutorials():
 
 
 @pytest.fixture(scope="module")
-def python_without_pyasc(tutorials, tmp_path_factory):
-    return bare_venv(tmp_path_factory, shared=TORCH)
+def python_without_pyasc(tutorials, tmp_path_factory, ascrun_wheel):
+    return bare_venv(tmp_path_factory, shared=TORCH, wheel=ascrun_wheel)
 
 
 @pytest.mark.parametrize("with_pyasc", [True, False], ids=["pyasc", "no-pyasc"])

@@ -20,7 +20,6 @@ from ascrun.compiler.cache import DiskCache
 from ascrun.compiler.errors import BundleRejected, CompileError, KernelError, KernelRuntimeError
 from ascrun_cli import ascrun as ascrun_cli
 from conftest import ROOT
-from test_exec import bare_python  # noqa: F401 - the venv without pyasc (a fixture)
 
 torch = pytest.importorskip("torch")
 
@@ -198,7 +197,7 @@ def test_malformed_struct_arguments_are_a_422(service, change, message):
     assert response.json()["error"]["message"] == message
 
 
-def test_struct_arguments_from_a_script_without_pyasc(bare_python, service, tmp_path):  # noqa: F811
+def test_struct_arguments_from_a_script_without_pyasc(bare_python, service, tmp_path):
     script = tmp_path / "scaled_tiles.py"
     script.write_text(f"""import sys
 import numpy as np
