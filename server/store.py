@@ -16,7 +16,8 @@ Keys (all under "ascrun:"):
   final:<id>               JSON terminal record; written once (SET NX), so the first outcome wins
   files:<id>               the frontend-<key> holding the job's generated Ascend C and ASC-IR
   trace:<id>               a finished cpu job's modeled timeline as a Perfetto trace (JSON text, up to
-                           a few MiB: apart from the record); written with final:<id>, as long-lived
+                           a few MiB, zlib-compressed about tenfold: apart from the record); written
+                           with final:<id>, as long-lived
   alive:<id>               the running job's heartbeat (short TTL, refreshed by its work horse)
   queued                   sorted set job id -> creation time, until a worker starts the job
   started                  set of job ids that are started and not yet ended (for the reaper)
@@ -39,6 +40,7 @@ from __future__ import annotations
 import json
 import math
 import time
+import zlib
 from datetime import timezone
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -403,7 +405,7 @@ class JobStore:
         won = self._finish(keys=[final_key(job_id), active, STARTED, QUEUED, alive_key(job_id), done_channel(job_id),
                                  files_key(job_id), trace_key(job_id)],
                            args=[json.dumps(record), self.settings.result_ttl_s, job_id, frontend_key or "",
-                                 trace or ""])
+                                 zlib.compress(trace.encode()) if trace else ""])
         if won:
             metrics.job_ended(self.connection, record)
         return bool(won)
@@ -504,8 +506,9 @@ class JobStore:
         return time.time() - popped >= UNQUEUED_GRACE_S
 
     def trace(self, job_id: str) -> Optional[bytes]:
-        """The job's trace (JSON text) as stored, if it has one that has not expired."""
-        return self.connection.get(trace_key(job_id))
+        """The job's trace (JSON text), if it has one that has not expired."""
+        stored = self.connection.get(trace_key(job_id))
+        return None if stored is None else zlib.decompress(stored)
 
     def frontend_entry(self, job_id: str) -> Optional[Dict[str, Any]]:
         key = self.connection.get(files_key(job_id))
