@@ -1,6 +1,7 @@
 """run_local on the cpu target: pyasc's tutorials and the count-form instructions against numpy,
 and every runtime check provoked."""
 import os
+import shutil
 import stat
 import tempfile
 
@@ -210,7 +211,13 @@ def test_toolchain_refuses_a_runtime_folder_others_can_write(tmp_path, monkeypat
 
 
 def test_toolchain_removes_build_folders_that_killed_builds_left(tmp_path, monkeypatch):
+    # the runtime prebuilt as usual (the session's, else built now), copied to the new temp dir: this
+    # build compiles only the kernel (test_toolchain_prebuilds_... prebuilds from scratch)
+    prebuilt = CpuToolchain()._prebuilt()[0]
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    runtime = tmp_path / f"ascrun-runtime-{os.getuid()}"
+    runtime.mkdir(mode=0o755)
+    shutil.copytree(prebuilt, runtime / prebuilt.name)
     private = tmp_path / f"ascrun-{os.getuid()}"
     private.mkdir(mode=0o700)
     stale, live = private / "build_stale", private / "build_live"
