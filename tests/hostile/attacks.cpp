@@ -15,7 +15,10 @@
 #define MARKER "/nonexistent"
 #endif
 
-struct AscrunReport { void* log; uint64_t log_bytes; void* warnings; uint64_t warnings_bytes; };
+struct AscrunReport {
+    void* log; uint64_t log_bytes; void* warnings; uint64_t warnings_bytes;
+    void* model; uint64_t model_bytes; void* trace; uint64_t trace_bytes;
+};
 
 static std::string outcome(const char* what, int rc) {
     return std::string(what) + (rc < 0 ? std::string(": refused: ") + strerror(errno) : ": allowed");
@@ -49,9 +52,10 @@ static int fork_bomb() {
 
 extern "C" {
 const char* ascrun_signature(void) { return "int32"; }
-uint32_t ascrun_abi_version(void) { return 2; }
+uint32_t ascrun_abi_version(void) { return 3; }
 void ascrun_free_report(AscrunReport*) {}
-int ascrun_launch(uint32_t, void** args, void*, uint32_t, uint32_t, AscrunReport* report, char* err, uint32_t cap) {
+int ascrun_launch(uint32_t, void** args, void*, uint32_t, uint32_t, uint32_t, uint32_t, AscrunReport* report, char* err,
+                  uint32_t cap) {
     memset(report, 0, sizeof *report);
     int mode = *static_cast<int32_t*>(args[0]);
     std::string said;
