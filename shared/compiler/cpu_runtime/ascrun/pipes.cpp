@@ -96,13 +96,13 @@ PipeModel::Shadow::iterator PipeModel::split(Shadow& m, uint64_t at) {
     return it;
 }
 
-void PipeModel::open(const char* api, const char* role, Pipe p) {
+void PipeModel::open(const char* api, const char* role, Pipe p, uint16_t site) {
     close();
     is_open_ = true;
     open_ = Open{};
     open_.api = api;
     open_.pipe = p;
-    open_.site = site(p, api);
+    open_.site = site;
     open_.roles[0] = role;
     open_.n_roles = 1;
     const uint32_t i = idx(p);
@@ -114,9 +114,12 @@ void PipeModel::open(const char* api, const char* role, Pipe p) {
 
 bool PipeModel::operand(const char* api, const char* role, uint32_t memory, uint64_t addr, uint64_t bytes,
                         Finding* found) {
-    auto known = pipes_.find(api);
-    if (known == pipes_.end()) known = pipes_.emplace(api, pipe_of(api)).first;
-    const Pipe p = known->second;
+    auto known = apis_.find(api);
+    if (known == apis_.end()) {
+        const Pipe pipe = pipe_of(api);
+        known = apis_.emplace(api, Api{pipe, pipe == Pipe::All ? uint16_t{0} : site(pipe, api)}).first;
+    }
+    const Pipe p = known->second.pipe;
     if (p == Pipe::All) {  // synchronizes itself: ordered with everything before and after it
         barrier_all();
         return false;
@@ -126,7 +129,7 @@ bool PipeModel::operand(const char* api, const char* role, uint32_t memory, uint
     if (same) {
         open_.roles[open_.n_roles++] = role;
     } else {
-        open(api, role, p);
+        open(api, role, p, known->second.site);
     }
     open_.bytes = std::max(open_.bytes, bytes);
     const bool write = writes(role);
@@ -136,7 +139,7 @@ bool PipeModel::operand(const char* api, const char* role, uint32_t memory, uint
 }
 
 bool PipeModel::scalar(const char* api, bool write, uint64_t addr, uint64_t bytes, Finding* found) {
-    open(api, "element", Pipe::S);
+    open(api, "element", Pipe::S, site(Pipe::S, api));
     if (hazards_ == Hazards::Off || pending_[kS].any()) return false;
     return check(0, addr, bytes, write, found);
 }

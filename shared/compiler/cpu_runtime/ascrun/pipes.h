@@ -231,7 +231,7 @@ private:
         uint32_t macs_per_cycle = 0;
     };
 
-    void open(const char* api, const char* role, Pipe p);
+    void open(const char* api, const char* role, Pipe p, uint16_t site);
     void close();
     uint64_t cost(const Open& o) const;
     uint16_t site(Pipe p, const char* api);
@@ -255,11 +255,14 @@ private:
     bool is_open_ = false;
     Shadow shadow_[5];
     std::unordered_map<uintptr_t, uint16_t> site_ids_;  // by api pointer x 8 + pipe
-    std::unordered_map<const char*, Pipe> pipes_;       // pipe_of, by api pointer
+    struct Api {
+        Pipe pipe;
+        uint16_t site;
+    };
+    std::unordered_map<const char*, Api> apis_;         // pipe_of and site of an operand's api, by pointer
     std::vector<std::string> site_labels_ = std::vector<std::string>(1, "?");
     std::set<std::string> interned_;  // finding keys: stable until the core's report is taken
     // timeline
-    uint64_t issue_ = 0;  // when the scalar unit issues the next instruction
     uint64_t ready_[kPipes] = {};
     uint64_t path_[kPipes][kPipes] = {};  // the critical path to ready_[p], in cycles per pipe
     CoreTimeline out_;

@@ -8,6 +8,8 @@
 // SetFlag ever satisfies by the end of the block (a hang), and the deadlocks the pipe model finds.
 #pragma once
 
+#include <array>
+
 #include "core.h"
 
 #pragma GCC visibility push(hidden)
@@ -113,16 +115,25 @@ inline int8_t& flag_slot(BlockContext& b, const char* api, AscendC::HardEvent e,
     return b.flags[ev][id];
 }
 
-// The pipes a HardEvent orders: the one that sets it (its first name) and the one that waits.
+// The pipes a HardEvent orders: the one that sets it (its first name) and the one that waits,
+// read once from the names (MTE2_V: MTE2 sets, V waits).
 inline pipes::Pipe event_pipe(AscendC::HardEvent e, bool waiter) {
-    static const char* const names[] = {"S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX"};
-    const std::string name = event_name(e);
-    const size_t cut = name.find('_');
-    const std::string part = waiter ? name.substr(cut + 1) : name.substr(0, cut);
-    for (uint32_t p = 0; p < pipes::kPipes; ++p) {
-        if (part == names[p]) return static_cast<pipes::Pipe>(p);
-    }
-    return pipes::Pipe::All;
+    static const auto table = [] {
+        std::array<std::array<pipes::Pipe, 2>, kHardEventCount> t{};
+        for (uint32_t i = 0; i < kHardEventCount; ++i) {
+            const std::string name = event_name(static_cast<AscendC::HardEvent>(i));
+            const size_t cut = name.find('_');
+            for (int side = 0; side < 2; ++side) {
+                const std::string part = side == 0 ? name.substr(0, cut) : name.substr(cut + 1);
+                t[i][side] = pipes::Pipe::All;
+                for (uint32_t p = 0; p < pipes::kPipes; ++p) {
+                    if (part == pipes::pipe_name(static_cast<pipes::Pipe>(p))) t[i][side] = static_cast<pipes::Pipe>(p);
+                }
+            }
+        }
+        return t;
+    }();
+    return table[static_cast<uint32_t>(e)][waiter ? 1 : 0];
 }
 
 static_assert(kHardEventCount * kEventIdCount == pipes::kFlagKeys, "pipes.h kFlagKeys");
