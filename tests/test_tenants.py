@@ -50,7 +50,8 @@ def test_tenants_see_only_their_own_jobs_and_blobs(pool):
         np.testing.assert_array_equal(z[:64], x[:64] + 1)
         assert [j["id"] for j in alice.jobs()][0] == result.job_id
         assert result.job_id not in [j["id"] for j in bob.jobs()]
-        for read in (bob.job, bob.source):
+        assert json.loads(alice.trace(result.job_id))["traceEvents"]  # her cpu job has a trace...
+        for read in (bob.job, bob.source, bob.trace):  # ...which bob cannot read, as none of her job
             with pytest.raises(ascrun.KernelError) as e:
                 read(result.job_id)
             assert e.value.kind == "not_found"
