@@ -19,7 +19,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from conftest import load_module  # noqa: E402
 
-from ascrun.compiler import jail, pipeline  # noqa: E402
+from ascrun.compiler import pipeline  # noqa: E402
+from ascrun.compiler.sandbox.frontend import JailedFrontend  # noqa: E402
+from ascrun.compiler.targets.cpu.jailed import JailedCpuToolchain  # noqa: E402
 from ascrun.compiler.bundle import collect  # noqa: E402
 from ascrun.compiler.frontend import ArgSpec  # noqa: E402
 
@@ -49,11 +51,11 @@ def main() -> None:
     add = load_module(Path(__file__).resolve().parent.parent / "examples" / "add.py", "example_add")
     bundle = collect(add.vadd_kernel)
     target = pipeline.get_target("cpu")
-    jailed_frontend = jail.JailedFrontend(LIMITS)
+    jailed_frontend = JailedFrontend(LIMITS)
     jailed_frontend.start()
     target.frontend(fresh(bundle, -1), SPECS, {})  # warm pyasc here too
     result = target.frontend(bundle, SPECS, {})
-    jailed_build = jail.JailedToolchain(target.toolchain, LIMITS)
+    jailed_build = JailedCpuToolchain(target.toolchain, LIMITS)
     target.toolchain.read_only_paths()  # the prebuilt runtime, once
     try:
         rows = [

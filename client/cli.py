@@ -193,7 +193,7 @@ def cmd_worker(opts: argparse.Namespace) -> int:
         print(f"live: {', '.join(live)}" if live else "unhealthy: no live worker of this host in the pool")
         return 0 if live else 1
     if opts.check_jail:
-        from .compiler import jail_check
+        from .compiler.sandbox import check as jail_check
         lines, contained = jail_check.check(Settings.from_env().redis_url)
         print("\n".join(lines))
         print("every stage is contained as designed" if contained else "some stage is NOT contained: see FAIL above")

@@ -16,7 +16,7 @@ import httpx
 import tenacity
 
 from .bench import Benchmark, from_record, policy_json, with_benchmark
-from .compiler.pipeline import check_bounds, check_hazards
+from .compiler.targets.contract import check_bounds, check_hazards
 from .core import POLL_S, Exchange, OnUpload, Request, ServiceApi, T
 from .handle import LaunchHandle, second_run
 from .http import body_stream, pool_options, request_options, retry_policy, service_url, transport_error

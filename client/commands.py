@@ -25,7 +25,8 @@ from .client import Client
 from .compiler.bundle import collect
 from .compiler.errors import KernelError
 from .compiler.frontend import param_names
-from .compiler.pipeline import BOUNDS, HAZARDS, TARGETS
+from .compiler.targets import NAMES as TARGETS
+from .compiler.targets.contract import BOUNDS, HAZARDS
 from .progress import QuietProgress, progress_for
 from .script import RemoteLaunches, install, standin_gap
 

@@ -9,7 +9,7 @@ import numpy as np
 from .args import launch_args
 from .compiler import pipeline
 from .compiler.cache import Cache, DiskCache
-from .compiler.runner import RunResult
+from .compiler.targets.contract import RunResult, check_bounds, check_hazards
 from .result import LaunchResult
 
 
@@ -36,8 +36,8 @@ def launch_here(kernel: Any, core_num: int, args: Sequence[Any], target: str, bo
     benchmark does) and answers (the run whose outputs count, anything else for the caller); the
     LaunchResult of that run, its outputs copied into the caller's arrays."""
     start = time.perf_counter()
-    pipeline.check_bounds(bounds)
-    pipeline.check_hazards(hazards)
+    check_bounds(bounds)
+    check_hazards(hazards)
     bundle, host = launch_args(kernel, args)
     chosen = pipeline.get_target(target)
     cache = cache if cache is not None else DiskCache.default()

@@ -25,7 +25,8 @@ import pytest
 from . import npu_host
 from .bench import MARKER, MARKER_HELP, MarkedBenchmark
 from .client import Client
-from .compiler.pipeline import BOUNDS, HAZARDS, TARGETS
+from .compiler.targets import NAMES as TARGETS
+from .compiler.targets.contract import BOUNDS, HAZARDS
 from .script import RemoteLaunches, install
 
 

@@ -9,7 +9,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 
 from .args import HostArgs, launch_args
-from .compiler.pipeline import check_bounds, check_hazards
+from .compiler.targets.contract import check_bounds, check_hazards
 
 INLINE_BYTES = 64 << 10  # tensors up to this size travel inside the submission (the service's store.INLINE_BYTES)
 DEFAULT_JOB_TIMEOUT_S = 600  # what a result waits for a job that names no timeout

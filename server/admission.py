@@ -9,7 +9,8 @@ import time
 from typing import Dict, Optional, Tuple
 
 from ..compiler import benchmark, structs
-from ..compiler.bundle import KernelBundle, validate
+from ..compiler.bundle import KernelBundle
+from ..compiler.gate import validate
 from ..compiler.errors import BundleRejected, KernelError
 from ..compiler.frontend import constexpr_params, param_names
 from ..job_status import JobStatus

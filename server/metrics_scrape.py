@@ -9,7 +9,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
-from ..compiler.pipeline import TARGETS
+from ..compiler.targets import NAMES as TARGETS
 from . import metrics, store
 
 COUNTERS = {  # recorded series -> (metric name, help)

@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 from pydantic_core import PydanticCustomError
 
 from ..compiler import benchmark as bench, structs
-from ..compiler.pipeline import BOUNDS, HAZARDS, TARGETS
+from ..compiler.targets import NAMES as TARGETS
+from ..compiler.targets.contract import BOUNDS, HAZARDS
 from ..job_status import JobStatus
 from ..launch_checks import SCALAR_DTYPES, TENSOR_DTYPES, scalar_problem
 from .store import INLINE_BYTES

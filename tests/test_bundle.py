@@ -7,7 +7,7 @@ import pytest
 
 import asc
 import ascrun
-from ascrun.compiler import bundle
+from ascrun.compiler import bundle, gate
 from ascrun.compiler.bundle import KernelBundle, KernelFunction
 from ascrun.compiler.errors import BundleRejected
 from conftest import load_module
@@ -99,7 +99,7 @@ def test_validation_refuses_import_in_bundle():
             os.system("echo pwned")
     """)
     with pytest.raises(BundleRejected, match=r"kernel 'k' \(kern.py:12\): imports are not allowed"):
-        bundle.validate(b)
+        gate.validate(b)
 
 
 def test_validation_refuses_non_jit_decorator():
@@ -109,7 +109,7 @@ def test_validation_refuses_non_jit_decorator():
             pass
     """)
     with pytest.raises(BundleRejected, match=r"kernel 'k' \(kern.py:10\): must be decorated with exactly @asc.jit"):
-        bundle.validate(b)
+        gate.validate(b)
 
 
 def test_jit_options_may_be_constants_of_the_bundles_asc_modules():
@@ -122,12 +122,12 @@ def test_jit_options_may_be_constants_of_the_bundles_asc_modules():
     fn = KernelFunction("k", textwrap.dedent(source).lstrip("\n"), "kern.py", 10)
     with_config = KernelBundle(entry="k", functions=(fn,), constants=(),
                                modules=(("asc", "asc"), ("config", "asc.runtime.config")))
-    namespace = bundle.define(with_config, __import__("importlib").import_module)
+    namespace = gate.define(with_config, __import__("importlib").import_module)
     assert namespace["k"].fn.__name__ == "k"
     # a name that is not one of the bundle's modules is still refused
     without_config = KernelBundle(entry="k", functions=(fn,), constants=(), modules=(("asc", "asc"),))
     with pytest.raises(BundleRejected, match=r"must be decorated with exactly @asc.jit"):
-        bundle.validate(without_config)
+        gate.validate(without_config)
 
 
 def test_validation_refuses_statements_beside_the_function():
@@ -138,7 +138,7 @@ def test_validation_refuses_statements_beside_the_function():
         print(open('/etc/passwd').read())
     """)
     with pytest.raises(BundleRejected, match="exactly one function definition"):
-        bundle.validate(b)
+        gate.validate(b)
 
 
 def test_validation_refuses_calls_in_annotations_and_defaults():
@@ -148,27 +148,27 @@ def test_validation_refuses_calls_in_annotations_and_defaults():
             pass
     """)
     with pytest.raises(BundleRejected, match="annotation of 'x' must be a type"):
-        bundle.validate(annotation)
+        gate.validate(annotation)
     default = _one_function_bundle("""
         @asc.jit
         def k(x: int = __import__('os').getpid()):
             pass
     """)
     with pytest.raises(BundleRejected, match="default values must be literals"):
-        bundle.validate(default)
+        gate.validate(default)
 
 
 def test_validation_refuses_non_literal_constant_and_foreign_module():
     b = KernelBundle.from_json({**bundle.collect(uses_helper).to_json(), "constants": {"SCALE": "__import__('os')"}})
     with pytest.raises(BundleRejected, match="constant 'SCALE' is not a literal"):
-        bundle.validate(b)
+        gate.validate(b)
     b = KernelBundle.from_json({**bundle.collect(uses_helper).to_json(), "modules": {"asc": "os"}})
     with pytest.raises(BundleRejected, match=r"bundle imports module 'os' as 'asc': only asc, its kernel language"):
-        bundle.validate(b)
+        gate.validate(b)
 
 
 def test_defined_functions_see_restricted_builtins():
-    namespace = bundle.define(bundle.collect(uses_helper), __import__("importlib").import_module)
+    namespace = gate.define(bundle.collect(uses_helper), __import__("importlib").import_module)
     kernel = namespace["uses_helper"]
     assert type(kernel).__name__ == "JITFunction"
     assert "open" not in kernel.fn.__globals__["__builtins__"]
@@ -210,7 +210,7 @@ def test_validation_refuses_recursion():
         KernelFunction("a", "@asc.jit\ndef a(x: int):\n    b(x)\n", "k.py", 1),
         KernelFunction("b", "@asc.jit\ndef b(x: int):\n    a(x)\n", "k.py", 5)))
     with pytest.raises(BundleRejected, match=r"kernel 'a' calls itself \(a -> b -> a\): recursion is not supported"):
-        bundle.validate(b)
+        gate.validate(b)
 
 
 # --- the gate: every route from a bundle to Python or C++ it did not write ------------------------
@@ -222,7 +222,7 @@ def _bundle(source: str, modules=(("asc", "asc"),), name="k", filename="kern.py"
 
 
 def _define(b: KernelBundle):
-    return bundle.define(b, __import__("importlib").import_module)
+    return gate.define(b, __import__("importlib").import_module)
 
 
 @pytest.mark.parametrize("module", ["asc.runtime.compiler", "asc.lib.runtime", "asc.codegen", "asc._C", "os",
@@ -230,7 +230,7 @@ def _define(b: KernelBundle):
 def test_module_aliases_are_asc_its_language_or_config(module):
     b = _bundle("@asc.jit\ndef k(n: int):\n    o.os.system('id')\n", modules=(("asc", "asc"), ("o", module)))
     with pytest.raises(BundleRejected) as e:
-        bundle.validate(b)
+        gate.validate(b)
     assert str(e.value) == (f"bundle imports module {module!r} as 'o': only asc, its kernel language (asc.language.*) "
                             "and asc.runtime.config are allowed")
 
@@ -283,7 +283,7 @@ def test_a_module_reached_by_a_chain_is_only_the_head_of_a_longer_one(tmp_path, 
 def test_str_format_is_refused(call):
     attr = "format_map" if "format_map" in call else "format"
     with pytest.raises(BundleRejected) as e:
-        bundle.validate(_bundle(f"@asc.jit\ndef k(n: int):\n    asc.printf({call})\n"))
+        gate.validate(_bundle(f"@asc.jit\ndef k(n: int):\n    asc.printf({call})\n"))
     assert str(e.value) == (f"kernel 'k' (kern.py:12): '.{attr}' is not allowed in kernels (it reads attributes "
                             "named in its text): use an f-string")
 
@@ -292,14 +292,14 @@ def test_percent_formatting_and_f_strings_read_no_hidden_attributes():
     """`%` reads no attributes by name; an f-string's fields are parsed, so the dunder rule sees them."""
     _define(_bundle("@asc.jit\ndef k(n: int):\n    asc.printf('%s' % 'x')\n"))
     with pytest.raises(BundleRejected) as e:
-        bundle.validate(_bundle("@asc.jit\ndef k(n: int):\n    asc.printf(f'{asc.jit.__globals__}')\n"))
+        gate.validate(_bundle("@asc.jit\ndef k(n: int):\n    asc.printf(f'{asc.jit.__globals__}')\n"))
     assert str(e.value) == "kernel 'k' (kern.py:12): dunder attribute '__globals__' is not allowed in kernels"
 
 
 def test_type_is_not_a_kernel_builtin(tmp_path):
     """type() with three arguments creates classes; isinstance and issubclass cover what kernels ask."""
     with pytest.raises(BundleRejected) as e:
-        bundle.validate(_bundle("@asc.jit\ndef k(n: int):\n    type('C', (), {})\n"))
+        gate.validate(_bundle("@asc.jit\ndef k(n: int):\n    type('C', (), {})\n"))
     assert str(e.value) == "kernel 'k' (kern.py:12) reads 'type', which the bundle does not define"
     path = tmp_path / "uses_type.py"
     path.write_text("import asc\n\n\n@asc.jit\ndef k(n: int):\n    type(n)\n")
@@ -392,7 +392,7 @@ def test_many_functions_cannot_add_up_past_the_bounds():
 
 def test_a_kernel_named_like_a_cpp_keyword_is_refused():
     with pytest.raises(BundleRejected) as e:
-        bundle.validate(_bundle("@asc.jit\ndef template(n: int):\n    pass\n", name="template"))
+        gate.validate(_bundle("@asc.jit\ndef template(n: int):\n    pass\n", name="template"))
     assert str(e.value) == "function 'template': its name is a C++ keyword, rename it"
 
 
@@ -423,7 +423,7 @@ def test_a_typing_form_is_refused_outside_annotations(body):
                      constants=(), modules=(("asc", "asc"),), annotations=(("Tuple", "Tuple"),))
     with pytest.raises(BundleRejected, match=r"kernel 'k' \(kern.py:3\): 'Tuple' is a typing form: it may only be "
                                              r"used in annotations"):
-        bundle.validate(b)
+        gate.validate(b)
 
 
 @pytest.mark.parametrize("form", ["get_type_hints", "TYPE_CHECKING", "cast", "NamedTuple"])
@@ -431,4 +431,4 @@ def test_only_typing_forms_may_be_named(form):
     b = KernelBundle(entry="k", functions=(KernelFunction("k", "@asc.jit\ndef k(n: T):\n    pass\n", "kern.py", 1),),
                      constants=(), modules=(("asc", "asc"),), annotations=(("T", form),))
     with pytest.raises(BundleRejected, match=f"bundle names '{form}' as 'T' for its annotations: only typing's Any"):
-        bundle.validate(b)
+        gate.validate(b)

@@ -10,10 +10,14 @@ import numpy as np
 import pytest
 
 import ascrun
-from ascrun.compiler import bundle, cann, frontend, jail
+from ascrun.compiler import bundle, frontend
+from ascrun.compiler.sandbox import bwrap, framing
+from ascrun.compiler.targets import cann
+from ascrun.compiler.targets.cann import device as cann_device, jailed as cann_jailed, runner as cann_runner
+from ascrun.compiler.targets.cann import toolchain as cann_toolchain
 from ascrun.compiler.errors import KernelError
 from ascrun.compiler.frontend import ArgSpec
-from ascrun.compiler.runner import RunResult
+from ascrun.compiler.targets.contract import RunResult
 from conftest import load_module
 
 NO_CANN = cann.missing_cann()
@@ -28,86 +32,86 @@ FRAMEWORK_ARGS = [ArgSpec("tensor", "float32")] * 3 + [ArgSpec("scalar", "int", 
 
 def test_toolchain_id_changes_with_each_part():
     parts = ("compiler/version.info: Version=8.0.RC1", "bisheng 1.0", "dav-c220-cube,dav-c220-vec", ["-O3", "-std=c++17"])
-    base = cann.toolchain_id(*parts)
-    assert cann.toolchain_id(*parts) == base and len(base) == 64
-    assert cann.toolchain_id("compiler/version.info: Version=8.0.RC2", *parts[1:]) != base  # a CANN upgrade
-    assert cann.toolchain_id(parts[0], "bisheng 1.1", *parts[2:]) != base
-    assert cann.toolchain_id(*parts[:2], "dav-m200-vec", parts[3]) != base
-    assert cann.toolchain_id(*parts[:3], ["-O2", "-std=c++17"]) != base
-    assert cann.toolchain_id(*parts[:3], ["-O3 -std=c++17"]) != base  # flags are not merely joined by spaces
+    base = cann_toolchain.toolchain_id(*parts)
+    assert cann_toolchain.toolchain_id(*parts) == base and len(base) == 64
+    assert cann_toolchain.toolchain_id("compiler/version.info: Version=8.0.RC2", *parts[1:]) != base  # a CANN upgrade
+    assert cann_toolchain.toolchain_id(parts[0], "bisheng 1.1", *parts[2:]) != base
+    assert cann_toolchain.toolchain_id(*parts[:2], "dav-m200-vec", parts[3]) != base
+    assert cann_toolchain.toolchain_id(*parts[:3], ["-O2", "-std=c++17"]) != base
+    assert cann_toolchain.toolchain_id(*parts[:3], ["-O3 -std=c++17"]) != base  # flags are not merely joined by spaces
 
 
 def test_cann_version_is_read_from_the_installation(tmp_path):
     with pytest.raises(KernelError, match="no CANN version file under ASCEND_HOME_PATH") as e:
-        cann.cann_version(tmp_path)
+        cann_toolchain.cann_version(tmp_path)
     assert e.value.kind == "unavailable"
     (tmp_path / "compiler").mkdir()
     (tmp_path / "compiler" / "version.info").write_text("Version=8.0.RC1\nversion_dir=8.0.RC1\n")
     (tmp_path / "version.cfg").write_text("runtime_running_version=[7.5.0.1.100:8.0.RC1]\n")
-    first = cann.cann_version(tmp_path)
-    assert cann.cann_release(first) == "8.0.RC1"
+    first = cann_toolchain.cann_version(tmp_path)
+    assert cann_toolchain.cann_release(first) == "8.0.RC1"
     (tmp_path / "compiler" / "version.info").write_text("Version=8.0.RC2\nversion_dir=8.0.RC2\n")
-    upgraded = cann.cann_version(tmp_path)
-    assert cann.cann_release(upgraded) == "8.0.RC2"
+    upgraded = cann_toolchain.cann_version(tmp_path)
+    assert cann_toolchain.cann_release(upgraded) == "8.0.RC2"
     flags = ["-O3"]
-    assert cann.toolchain_id(first, "b", "a", flags) != cann.toolchain_id(upgraded, "b", "a", flags)
+    assert cann_toolchain.toolchain_id(first, "b", "a", flags) != cann_toolchain.toolchain_id(upgraded, "b", "a", flags)
 
 
 def test_printing_read_from_pyasc_output(framework_example, tmp_path):
     vector = frontend.run(bundle.collect(framework_example.vadd_framework_kernel), FRAMEWORK_ARGS).source
-    assert not cann.prints(vector)
+    assert not cann_toolchain.prints(vector)
     path = tmp_path / "printing.py"
     path.write_text("import asc\n\n\n@asc.jit\ndef k(n: int):\n    asc.printf('n=%d\\n', n)\n")
     printing = frontend.run(bundle.collect(load_module(path, "printing").k), [ArgSpec("scalar", "int", 1)]).source
-    assert cann.prints(printing)
+    assert cann_toolchain.prints(printing)
 
 
 def test_bisheng_errors_without_temporary_paths():
     message = ("compile failed!\nError message is /tmp/pyasc_compiler_x1/input.cce:3:5: error: unknown type 'T'\n"
                "Please rerun /opt/bisheng -c -x cce /tmp/pyasc_compiler_x1/input.cce -o /tmp/pyasc_compiler_x1/output.o")
-    assert cann.bisheng_diagnostics(message) == "Error message is input.cce:3:5: error: unknown type 'T'"
+    assert cann_toolchain.bisheng_diagnostics(message) == "Error message is input.cce:3:5: error: unknown type 'T'"
 
 
 def test_dump_follows_ascendc_dump():
-    assert cann.dump_enabled({}) and cann.dump_enabled({"ASCENDC_DUMP": "TRUE"})
-    assert not cann.dump_enabled({"ASCENDC_DUMP": "0"}) and not cann.dump_enabled({"ASCENDC_DUMP": "false"})
+    assert cann_toolchain.dump_enabled({}) and cann_toolchain.dump_enabled({"ASCENDC_DUMP": "TRUE"})
+    assert not cann_toolchain.dump_enabled({"ASCENDC_DUMP": "0"}) and not cann_toolchain.dump_enabled({"ASCENDC_DUMP": "false"})
 
 
 def test_argument_words_lay_out_as_pyasc_launcher():
     lo = lambda *b: int.from_bytes(bytes(b).ljust(8, b"\0"), "little")  # noqa: E731
-    assert cann.argument_words([0x1000, 0x2000]) == [0x1000, 0x2000]
+    assert cann_device.argument_words([0x1000, 0x2000]) == [0x1000, 0x2000]
     # an int32 takes 4 bytes; the next address is 8-aligned
-    assert cann.argument_words([np.int32(-1), 0x1000]) == [0xFFFFFFFF, 0x1000]
+    assert cann_device.argument_words([np.int32(-1), 0x1000]) == [0xFFFFFFFF, 0x1000]
     # two 4-byte scalars share a word; a 1- or 2-byte scalar is padded to 4; the end is padded to 8
-    assert cann.argument_words([np.int32(1), np.float32(1.0)]) == [1 | (0x3F800000 << 32)]
-    assert cann.argument_words([np.int8(5), np.int16(7), 0x10]) == [lo(5, 0, 0, 0, 7, 0, 0, 0), 0x10]
-    assert cann.argument_words([0x10, np.int32(3)]) == [0x10, 3]
+    assert cann_device.argument_words([np.int32(1), np.float32(1.0)]) == [1 | (0x3F800000 << 32)]
+    assert cann_device.argument_words([np.int8(5), np.int16(7), 0x10]) == [lo(5, 0, 0, 0, 7, 0, 0, 0), 0x10]
+    assert cann_device.argument_words([0x10, np.int32(3)]) == [0x10, 3]
     # an 8-byte scalar follows directly, as pyasc appends it
-    assert cann.argument_words([np.int64(-2), np.float64(0.5)]) == [2 ** 64 - 2, 0x3FE0000000000000]
+    assert cann_device.argument_words([np.int64(-2), np.float64(0.5)]) == [2 ** 64 - 2, 0x3FE0000000000000]
 
 
 def test_scalars_take_pyasc_types_and_are_checked():
-    assert cann.scalar_value({"name": "n", "dtype": "int"}, 7).dtype == np.int32
-    assert cann.scalar_value({"name": "s", "dtype": "float"}, 0.5).dtype == np.float32
-    assert cann.scalar_value({"name": "b", "dtype": "bool"}, True) == 1
-    assert cann.scalar_value({"name": "h", "dtype": "float16"}, 1.5).dtype == np.float16
-    assert cann.scalar_value({"name": "u", "dtype": "uint64"}, 2 ** 63).dtype == np.uint64
+    assert cann_device.scalar_value({"name": "n", "dtype": "int"}, 7).dtype == np.int32
+    assert cann_device.scalar_value({"name": "s", "dtype": "float"}, 0.5).dtype == np.float32
+    assert cann_device.scalar_value({"name": "b", "dtype": "bool"}, True) == 1
+    assert cann_device.scalar_value({"name": "h", "dtype": "float16"}, 1.5).dtype == np.float16
+    assert cann_device.scalar_value({"name": "u", "dtype": "uint64"}, 2 ** 63).dtype == np.uint64
     with pytest.raises(KernelError, match="scalar argument 'n' = 2147483648 does not fit int32"):
-        cann.scalar_value({"name": "n", "dtype": "int"}, 2 ** 31)
+        cann_device.scalar_value({"name": "n", "dtype": "int"}, 2 ** 31)
     with pytest.raises(KernelError, match="scalar argument 'n' = 3.5 does not fit int32: not an integer"):
-        cann.scalar_value({"name": "n", "dtype": "int"}, 3.5)
+        cann_device.scalar_value({"name": "n", "dtype": "int"}, 3.5)
     with pytest.raises(KernelError, match="scalar argument 'u' = -1 does not fit uint8"):
-        cann.scalar_value({"name": "u", "dtype": "uint8"}, -1)
+        cann_device.scalar_value({"name": "u", "dtype": "uint8"}, -1)
 
 
 def test_device_env_as_pyasc_quick_start_says():
     home, soc = "/opt/cann", "Ascend910B1"
     lib = "/opt/cann/tools/simulator/Ascend910B1/lib"
-    env = cann.device_env({"LD_LIBRARY_PATH": "/usr/lib"}, "Model", home, soc, torch_npu=False)
+    env = cann_runner.device_env({"LD_LIBRARY_PATH": "/usr/lib"}, "Model", home, soc, torch_npu=False)
     assert env["LD_LIBRARY_PATH"] == f"{lib}:/usr/lib" and "LD_PRELOAD" not in env
-    env = cann.device_env({"LD_PRELOAD": "libjemalloc.so"}, "Model", home, soc, torch_npu=True)
+    env = cann_runner.device_env({"LD_PRELOAD": "libjemalloc.so"}, "Model", home, soc, torch_npu=True)
     assert env["LD_LIBRARY_PATH"] == lib and env["LD_PRELOAD"] == "libruntime_camodel.so:libjemalloc.so"
-    env = cann.device_env({"LD_PRELOAD": "libruntime_camodel.so", "LD_LIBRARY_PATH": "/x"}, "NPU", home, "",
+    env = cann_runner.device_env({"LD_PRELOAD": "libruntime_camodel.so", "LD_LIBRARY_PATH": "/x"}, "NPU", home, "",
                           torch_npu=True)
     assert "LD_PRELOAD" not in env and env["LD_LIBRARY_PATH"] == "/x"
 
@@ -116,9 +120,9 @@ def test_artifact_carries_what_the_runner_needs():
     header = {"kernel_name": "k", "kernel_type": "AIV_ONLY", "core_type": "VectorCore", "debug": False,
               "toolchain": "t"}
     binary = b"\x7fELF\n\0binary\n"
-    assert cann.unpack_artifact(cann.pack_artifact(header, binary)) == (header, binary)
+    assert cann_toolchain.unpack_artifact(cann_toolchain.pack_artifact(header, binary)) == (header, binary)
     with pytest.raises(KernelError, match="not built by ascrun's CANN toolchain: rebuild the kernel"):
-        cann.unpack_artifact(b"\x7fELF a cpu target's library")
+        cann_toolchain.unpack_artifact(b"\x7fELF a cpu target's library")
 
 
 def test_run_result_timings_default_empty():
@@ -163,11 +167,11 @@ def test_sim_runner_times_phases_and_returns_printing(tmp_path):
 def test_sim_toolchain_id_is_the_installation_s():
     target = cann.SimTarget()
     chain = target.toolchain
-    assert chain.id == cann.toolchain_id(cann.cann_version(os.environ["ASCEND_HOME_PATH"]), chain.bisheng_version,
+    assert chain.id == cann_toolchain.toolchain_id(cann_toolchain.cann_version(os.environ["ASCEND_HOME_PATH"]), chain.bisheng_version,
                                          chain.arch, chain.flags)
     caps = target.capabilities()
     assert caps["socs"] == [os.environ.get(cann.SIM_SOC_ENV) or cann.DEFAULT_SIM_SOC]
-    assert caps["cores"] > 0 and caps["kernel_types"] == list(cann.KERNEL_TYPES) and caps["cann"]
+    assert caps["cores"] > 0 and caps["kernel_types"] == list(cann_toolchain.KERNEL_TYPES) and caps["cann"]
 
 
 @needs_npu
@@ -188,40 +192,40 @@ def test_a_cann_jail_sees_the_installation_and_no_secret(tmp_path):
     environ = {"ASCEND_HOME_PATH": str(latest), "ASCEND_OPP_PATH": f"{latest}/opp", "REDIS_URL": "redis://secret",
                "ASCRUN_TENANTS": "{}", "AWS_SECRET_ACCESS_KEY": "x", "PYASC_COMPILER": f"{home}/bin/bisheng",
                "LD_LIBRARY_PATH": f"{latest}/lib64:/nonexistent", "PATH": f"{latest}/bin:/root/.local/bin:/usr/bin"}
-    ro, environment = cann.jail_view(environ)
+    ro, environment = cann_jailed.jail_view(environ)
     assert ro == sorted({str(latest), str(home), str(home / "bin")})
     assert environment == {"ASCEND_HOME_PATH": str(latest), "ASCEND_OPP_PATH": f"{latest}/opp",
                            "PYASC_COMPILER": f"{home}/bin/bisheng", "LD_LIBRARY_PATH": f"{latest}/lib64:/nonexistent",
                            "PATH": f"{latest}/bin:/usr/bin:/bin"}
-    command = jail.python_command("device:NPU::0", LIMITS, ro, ["/dev/davinci0"], environment)
+    command = bwrap.python_command("device:NPU::0", LIMITS, ro, ["/dev/davinci0"], environment)
     assert command[command.index("--dev-bind") + 1:command.index("--dev-bind") + 3] == ["/dev/davinci0"] * 2
     assert "redis://secret" not in command and "--clearenv" in command
 
 
 def test_the_device_process_starts_in_its_jail_and_says_why_it_cannot_run():
-    """jailed.py's device stage for real: pyasc imported inside the jail, then its set_platform
+    """The device stage (targets/cann/device.py) for real: pyasc imported inside the jail, then its set_platform
     finds no runtime library on this host, and says so over the pipe."""
-    ro, environment = cann.jail_view({"ASCEND_HOME_PATH": "/nonexistent/ascend", "PATH": "/usr/bin"})
-    process = jail.popen(jail.python_command("device:Model:Ascend910B1:0", LIMITS, ro, [], environment),
+    ro, environment = cann_jailed.jail_view({"ASCEND_HOME_PATH": "/nonexistent/ascend", "PATH": "/usr/bin"})
+    process = bwrap.popen(bwrap.python_command("device:Model:Ascend910B1:0", LIMITS, ro, [], environment),
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        header, blobs = jail.read_message(process.stdout.fileno(), deadline=time.monotonic() + 120)
+        header, blobs = framing.read_message(process.stdout.fileno(), deadline=time.monotonic() + 120)
     except EOFError:
-        jail.kill(process)
+        bwrap.kill(process)
         raise AssertionError(process.stderr.read().decode()[-3000:])
     finally:
-        jail.kill(process)
+        bwrap.kill(process)
     assert header["error"]["kind"] == "unavailable" and not blobs
     assert header["error"]["message"].startswith("RuntimeError: Runtime library is not available!")
 
 
 def test_a_cann_build_runs_in_its_jail_and_says_why_it_cannot_build(monkeypatch):
-    """jailed.py's cann-build stage for real: without bisheng, pyasc's Compiler cannot start in
+    """The cann-build stage (targets/cann/jailed.py) for real: without bisheng, pyasc's Compiler cannot start in
     the jail, and the broker gets that as the build's error."""
     monkeypatch.setenv("ASCEND_HOME_PATH", "/nonexistent/ascend")
     monkeypatch.delenv("PYASC_COMPILER", raising=False)
     probe = type("Probe", (), {"soc": "Ascend910B1", "id": "no-bisheng"})()
-    chain = cann.JailedCannToolchain(probe, LIMITS)
+    chain = cann_jailed.JailedCannToolchain(probe, LIMITS)
     with pytest.raises(KernelError) as e:
         chain.build("extern \"C\" void k() {}", "k")
     assert e.value.kind == "unavailable" and str(e.value).startswith("pyasc's compiler cannot start:")
@@ -260,10 +264,10 @@ def test_sim_in_jails_runs_the_framework_tutorial(framework_example):
 def test_device_process_says_why_it_cannot_start():
     """The device process for real, on this host: pyasc's set_platform finds no runtime library."""
     env = {k: v for k, v in os.environ.items() if k != "ASCEND_HOME_PATH"}
-    code = "from ascrun.compiler.cann import serve_device; serve_device('Model', 'Ascend910B1', 0)"
+    code = "from ascrun.compiler.targets.cann.device import serve_device; serve_device('Model', 'Ascend910B1', 0)"
     with subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, env=env) as process:
-        header, blobs = jail.read_message(process.stdout.fileno(), deadline=time.monotonic() + 120)
+        header, blobs = framing.read_message(process.stdout.fileno(), deadline=time.monotonic() + 120)
         assert process.wait(timeout=60) == 0
     assert header["error"]["kind"] == "unavailable" and not blobs
     assert header["error"]["message"].startswith("RuntimeError: Runtime library is not available!")

@@ -12,7 +12,7 @@ import ascrun
 import faulty
 import ops
 from ascrun.compiler.errors import BuildError
-from ascrun.compiler.toolchain import CpuToolchain
+from ascrun.compiler.targets.cpu.toolchain import CpuToolchain
 from conftest import PAST_THE_END
 
 RNG = np.random.default_rng(2025)

@@ -1,5 +1,5 @@
 """The jails, probed for real: each stage's profile as a compromised stage would try it
-(jailed.py's probes), a hand-written hostile artifact in a real run jail, and a killed build."""
+(sandbox/check.py's probes), a hand-written hostile artifact in a real run jail, and a killed build."""
 import hashlib
 import json
 import os
@@ -11,7 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ascrun.compiler import jail, pipeline
+from ascrun.compiler import pipeline
+from ascrun.compiler.sandbox import frontend as sandbox_frontend, jail
+from ascrun.compiler.targets.cpu import jailed as cpu_jailed
 from ascrun.compiler.bundle import collect
 from ascrun.compiler.errors import KernelError
 from ascrun.compiler.frontend import ArgSpec
@@ -81,7 +83,7 @@ def test_hostile_native_code_in_a_run_jail(tmp_path):
     os.chmod(tmp_path, 0o755)
     artifact = _hostile_artifact(marker)
     marker.unlink()
-    runners = jail.JailedRunners(LIMITS).for_tenant("mallory")
+    runners = cpu_jailed.JailedRunners(LIMITS).for_tenant("mallory")
     try:
         # the broker counts on the jail holding the artifact, and it does not: it asks, and gets it
         runners.for_tenant("mallory")._jail().artifacts[hashlib.sha256(artifact).hexdigest()] = True
@@ -145,7 +147,7 @@ def _ancestor(pid: int, ancestor: int) -> bool:
 def test_a_killed_build_leaves_no_compiler(add_example):
     target = pipeline.get_target("cpu")
     result = target.frontend(collect(add_example.vadd_kernel), SPECS, {})
-    toolchain = jail.JailedToolchain(target.toolchain, LIMITS)
+    toolchain = cpu_jailed.JailedCpuToolchain(target.toolchain, LIMITS)
     toolchain.toolchain.read_only_paths()  # the prebuilt runtime exists before the clock starts
     me = os.getpid()
     seen = []
@@ -179,9 +181,9 @@ def test_a_killed_build_leaves_no_compiler(add_example):
 def test_a_build_in_its_jail_is_the_same_library(add_example):
     target = pipeline.get_target("cpu")
     result = target.frontend(collect(add_example.vadd_kernel), SPECS, {})
-    toolchain = jail.JailedToolchain(target.toolchain, LIMITS)
+    toolchain = cpu_jailed.JailedCpuToolchain(target.toolchain, LIMITS)
     artifact = toolchain.build(result.source, result.kernel_name)
-    runners = jail.JailedRunners(LIMITS).for_tenant("alice")
+    runners = cpu_jailed.JailedRunners(LIMITS).for_tenant("alice")
     try:
         x, y = np.arange(8 * 2048, dtype=np.float32), np.ones(8 * 2048, np.float32)
         z = np.zeros_like(x)
@@ -198,7 +200,7 @@ def test_a_run_jail_is_retired_before_its_lifetime_cpu_limit_could_end_a_job(add
     target = pipeline.get_target("cpu")
     result = target.frontend(collect(add_example.vadd_kernel), SPECS, {})
     artifact = target.toolchain.build(result.source, result.kernel_name)
-    runners = jail.JailedRunners(LIMITS).for_tenant("alice")
+    runners = cpu_jailed.JailedRunners(LIMITS).for_tenant("alice")
     x, y = np.arange(8 * 2048, dtype=np.float32), np.ones(8 * 2048, np.float32)
     try:
         runners.deadline = jail.Deadline(30)
@@ -238,7 +240,7 @@ def _compile_time_hog():
 
 
 def test_frontend_zygote_survives_a_crashed_child_and_is_replaced_after_a_hang(add_example):
-    frontend = jail.JailedFrontend(dict(LIMITS, cpu=1))
+    frontend = sandbox_frontend.JailedFrontend(dict(LIMITS, cpu=1))
     try:
         frontend.start()
         zygote = frontend.zygote.process.pid
@@ -250,7 +252,7 @@ def test_frontend_zygote_survives_a_crashed_child_and_is_replaced_after_a_hang(a
     finally:
         frontend.close()
 
-    frontend = jail.JailedFrontend(LIMITS)
+    frontend = sandbox_frontend.JailedFrontend(LIMITS)
     try:
         frontend.start()
         zygote = frontend.zygote.process.pid

@@ -1,6 +1,7 @@
-"""Attacks by a jail that is already compromised, on the broker (jail.py's side of the pipes)."""
+"""Attacks by a jail that is already compromised, on the broker (sandbox/jail.py's side of the pipes)."""
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -9,7 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ascrun.compiler import jail
+from ascrun.compiler.sandbox import bwrap, jail
+from ascrun.compiler.targets.cann import jailed as cann_jailed
+from ascrun.compiler.targets.cpu import jailed as cpu_jailed
 from ascrun.compiler.errors import KernelError
 
 LIMITS = {"memory": 8 << 30, "cpu": 60, "files": 64}
@@ -20,15 +23,15 @@ DEAF = ("import os, time; os.write(1, (2).to_bytes(8, 'big') + (15).to_bytes(8, 
 
 class Hijacked(jail.PythonJail):
     def __init__(self, script: str):
-        self.process = jail.popen(jail.command(["/usr/bin/python3", "-I", "-c", script]), stdin=jail.subprocess.PIPE,
-                                  stdout=jail.subprocess.PIPE, stderr=jail.subprocess.DEVNULL)
+        self.process = bwrap.popen(bwrap.command(["/usr/bin/python3", "-I", "-c", script]), stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.ready = False
         self.artifacts = {}
         self.cpu_s = 0.0
 
 
 def test_a_jail_that_stops_reading_cannot_hang_the_worker():
-    runners = jail.JailedRunners(LIMITS).for_tenant("mallory")
+    runners = cpu_jailed.JailedRunners(LIMITS).for_tenant("mallory")
     runners.jails["mallory"] = Hijacked(DEAF)
     runners.deadline = jail.Deadline(2)
     x = np.zeros(4 << 20, np.float32)  # far more than a pipe holds
@@ -55,7 +58,7 @@ BLOATED = ("import os, time; ready = b'{\"ready\": true}'; os.write(1, (1).to_by
 
 
 def test_a_run_jail_cannot_answer_more_than_the_tensors_it_was_sent():
-    runners = jail.JailedRunners(LIMITS).for_tenant("mallory")
+    runners = cpu_jailed.JailedRunners(LIMITS).for_tenant("mallory")
     runners.jails["mallory"] = Hijacked(BLOATED)
     runners.deadline = jail.Deadline(30)
     x = np.zeros(16, np.float32)
@@ -70,10 +73,10 @@ def test_a_run_jail_cannot_answer_more_than_the_tensors_it_was_sent():
 
 SYSCALLS = """
 import ctypes, os
-from ascrun.server.workers import sandbox
+from ascrun.compiler.sandbox import confine
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
-sandbox.confine(allow_fork=False)
+confine.confine(allow_fork=False)
 params = ctypes.create_string_buffer(120)
 info = ctypes.create_string_buffer(128)
 ctypes.memmove(info, (ctypes.c_int * 3)(0, 0, -1), 12)  # si_code SI_QUEUE: what kill() would refuse
@@ -94,7 +97,7 @@ def test_the_filter_refuses_io_uring_and_queued_signals_to_others():
 
 
 def test_what_a_frontend_child_leaves_in_the_scratch_is_gone_before_the_next():
-    from ascrun.compiler.jailed import clear_scratch
+    from ascrun.compiler.sandbox.frontend import clear_scratch
     base = Path(tempfile.mkdtemp())  # not under pytest's tmp_path: the jail's user must reach it
     os.chmod(base, 0o755)
     try:
@@ -149,7 +152,7 @@ def _answers(reply: str) -> str:
     ("""b'{"error": ["not", "an", "object"]}'""", "the run jail answered out of protocol"),
 ])
 def test_a_run_jail_answering_out_of_protocol_fails_its_job_only(reply, said):
-    runners = jail.JailedRunners(LIMITS).for_tenant("mallory")
+    runners = cpu_jailed.JailedRunners(LIMITS).for_tenant("mallory")
     runners.jails["mallory"] = hijacked = Hijacked(_answers(reply))
     runners.deadline = jail.Deadline(30)
     try:
@@ -182,12 +185,12 @@ class FloodingCompiler:
 
 def test_a_build_cannot_make_the_broker_hold_unbounded_output():
     import resource
-    toolchain = jail.JailedToolchain(FloodingCompiler(), LIMITS)
+    toolchain = cpu_jailed.JailedCpuToolchain(FloodingCompiler(), LIMITS)
     toolchain.deadline = jail.Deadline(120)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with pytest.raises(KernelError) as failed:
         toolchain.build("int x;", "k")
-    assert str(failed.value) == f"{jail.JailedToolchain.MAX_STDERR} characters of diagnostics"
+    assert str(failed.value) == f"{cpu_jailed.JailedCpuToolchain.MAX_STDERR} characters of diagnostics"
     grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert grown_kib < 64 << 10, f"the broker grew by {grown_kib} KiB"  # the output stayed in the jail's file
 
@@ -196,12 +199,11 @@ def test_a_build_cannot_make_the_broker_hold_unbounded_output():
 def test_a_cann_build_jail_answering_out_of_protocol_fails_its_job_only(monkeypatch, reply):
     """The CANN build jail's answer is read as the run jail's is (jail.kernel_error): a malformed
     error, or an answer without the artifact, fails the job as out of protocol."""
-    from ascrun.compiler import cann
     script = ("import os, sys; w = lambda m: os.write(1, (1).to_bytes(8, 'big') + len(m).to_bytes(8, 'big') + m); "
               "w(b'{\"ready\": true}'); sys.stdin.buffer.read(8); w(" + repr(reply) + "); import time; time.sleep(60)")
     monkeypatch.setenv("ASCEND_HOME_PATH", "/nonexistent/ascend")
-    monkeypatch.setattr(cann.jail, "PythonJail", lambda *args: Hijacked(script))
+    monkeypatch.setattr(cann_jailed, "PythonJail", lambda *args: Hijacked(script))
     probe = type("Probe", (), {"soc": "Ascend910B1", "id": "hijacked"})()
     with pytest.raises(KernelError) as e:
-        cann.JailedCannToolchain(probe, LIMITS).build("int x;", "k")
+        cann_jailed.JailedCannToolchain(probe, LIMITS).build("int x;", "k")
     assert e.value.kind == "runtime_error" and str(e.value) == "the build jail answered out of protocol"

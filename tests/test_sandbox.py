@@ -1,4 +1,4 @@
-"""A jailed stage's own limits (jailed.py applies them inside its jail): after confine, no
+"""A jailed stage's own limits (sandbox/confine.py, applied inside its jail): after confine, no
 process, program or socket can be started and no other process signalled, threads still run;
 resource limits hold. Checked in a forked child."""
 import json
@@ -8,8 +8,8 @@ import socket
 import subprocess
 import threading
 
-from ascrun.compiler.jailed import _attempt
-from ascrun.server.workers import sandbox
+from ascrun.compiler.sandbox import confine
+from ascrun.compiler.sandbox.check import _attempt
 
 
 def _in_child(body) -> dict:
@@ -30,7 +30,7 @@ def _in_child(body) -> dict:
 
 def test_no_processes_or_sockets_but_threads_work():
     def body():
-        sandbox.confine(allow_fork=False)
+        confine.confine(allow_fork=False)
         ran = []
         thread = threading.Thread(target=lambda: ran.append(True))
         thread.start()
@@ -47,11 +47,11 @@ def test_no_processes_or_sockets_but_threads_work():
 
 def test_a_zygote_forks_but_execs_nothing():
     def body():
-        sandbox.confine(allow_fork=True)
+        confine.confine(allow_fork=True)
         read, write = os.pipe()
         pid = os.fork()
         if pid == 0:
-            sandbox.confine(allow_fork=False)  # stacked: the stricter answer wins
+            confine.confine(allow_fork=False)  # stacked: the stricter answer wins
             os.write(write, json.dumps({"fork": _attempt(os.fork), "exec": _attempt(lambda: os.execv("/bin/true", ["true"]))}).encode())
             os._exit(0)
         os.close(write)
@@ -65,7 +65,7 @@ def test_a_zygote_forks_but_execs_nothing():
 
 def test_resource_limits():
     def body():
-        sandbox.limit_resources(cpu_seconds=50, max_files=64, memory_bytes=2 << 30)
+        confine.limit_resources(cpu_seconds=50, max_files=64, memory_bytes=2 << 30)
         try:
             bytearray(4 << 30)
             memory = "allocated"

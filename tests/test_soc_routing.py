@@ -14,7 +14,7 @@ import redis
 
 import ascrun
 import ops
-from ascrun.compiler.toolchain import KERNEL_TYPES
+from ascrun.compiler.targets.contract import PYASC_KERNEL_TYPES as KERNEL_TYPES
 from ascrun.server import store
 from conftest import Service, start_redis
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends
 
 from ...compiler import targets as target_registry
-from ...compiler.pipeline import TARGETS
+from ...compiler.targets import NAMES as TARGETS
 from ..deps import Service, service, tenant
 from ..models import Health, Targets
 from ..tenants import Tenant

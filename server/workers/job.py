@@ -18,11 +18,13 @@ import numpy as np
 import redis
 from rq import get_current_job
 
-from ...compiler import benchmark, jail, pipeline, targets
+from ...compiler import benchmark, pipeline, targets
 from ...compiler.bundle import KernelBundle
 from ...compiler.cache import MemoryCache
 from ...compiler.errors import KernelError
 from ...compiler.frontend import ArgSpec, param_names
+from ...compiler.sandbox.frontend import JailedFrontend
+from ...compiler.sandbox.jail import Deadline
 from ...job_status import JobStatus
 from ..blob_store import BlobStore
 from ..settings import Settings
@@ -43,7 +45,7 @@ class JailedTarget:
         self.target = targets.jailed(name, limits, runs="run" in stages, socs=socs)
         self.name = name
         self.stages = tuple(stages)
-        self.frontend = jail.JailedFrontend(limits)
+        self.frontend = JailedFrontend(limits)
         self.toolchain = self.target.toolchain
         self.runner = self.target.runner
 
@@ -54,7 +56,7 @@ class JailedTarget:
             self.frontend.start()
             self.toolchain.warm()
 
-    def for_job(self, tenant: str, deadline: jail.Deadline) -> "JailedTarget":
+    def for_job(self, tenant: str, deadline: Deadline) -> "JailedTarget":
         self.frontend.deadline = self.toolchain.deadline = deadline
         if self.runner is not None:  # None: a build-only CANN worker's (no device)
             self.runner.deadline = deadline
@@ -164,7 +166,7 @@ def run_job(job_id: str, stage: Optional[str] = None) -> str:
         return "failed"
     timeout_s = spec["timeout"]
     stages: Dict[str, Dict[str, Any]] = record.setdefault("stages", {})  # stage -> its worker and seconds
-    deadline = jail.Deadline(timeout_s - sum(s["seconds"] for s in stages.values()))  # the jails die when it passes
+    deadline = Deadline(timeout_s - sum(s["seconds"] for s in stages.values()))  # the jails die when it passes
     done = _start_heartbeat(store, job_id)
     tenant = spec["tenant"]
     timings = record.setdefault("timings", {})  # an earlier stage's, if the job was handed on

@@ -30,7 +30,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 import numpy as np
 
 from .errors import KernelError
-from .runner import RunResult
+from .targets.contract import RunResult
 
 # The service's ceilings (models.BenchmarkPolicy); a job's budget is further bounded by its timeout.
 MAX_WARMUP = 100

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple
 
 from . import structs
-from .bundle import KernelBundle, define
+from .bundle import KernelBundle
+from .gate import define
 from .errors import BundleRejected, CompileError, KernelError
 
 SCALAR_TYPES = ("int", "float", "bool")
@@ -275,7 +276,7 @@ def _mock_arg(asc_jit, dtype_cls, namespace: Dict[str, Any], defs: structs.Defin
 MAX_DIAGNOSTIC_BYTES = 1 << 20
 MAX_DIAGNOSTIC_LINE = 2000
 MAX_DIAGNOSTICS = 10
-_DEFINED_AS = re.compile(r"<ascrun:[0-9a-f]{12}:[A-Za-z_][A-Za-z0-9_]*:(.*?)>:(\d+:\d+): ")  # bundle.define's names
+_DEFINED_AS = re.compile(r"<ascrun:[0-9a-f]{12}:[A-Za-z_][A-Za-z0-9_]*:(.*?)>:(\d+:\d+): ")  # gate.define's names
 
 
 @contextlib.contextmanager
@@ -299,7 +300,7 @@ def _native_stderr() -> Iterator[Callable[[], str]]:
 
 
 def diagnostics(text: str) -> List[str]:
-    """MLIR's error lines, located in the author's file (bundle.define registers each function
+    """MLIR's error lines, located in the author's file (gate.define registers each function
     under a name of its own, with the author's line numbers), without the IR dumps of its notes."""
     found = []
     for line in text.splitlines():

@@ -11,13 +11,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Sequence
 
-from . import frontend, structs
+from . import frontend, structs, targets
 from .bundle import KernelBundle
 from .cache import Cache
 from .frontend import ArgSpec, FrontendResult
-from .runner import BOUNDS, HAZARDS, RunResult, check_bounds, check_hazards  # noqa: F401 (re-exported)
-from . import targets
-from .targets import NAMES as TARGETS  # noqa: F401 (re-exported: every target's name, from the registry)
+from .targets.contract import RunResult, Target
 
 
 @dataclass
@@ -29,24 +27,9 @@ class Build:
     cache: Dict[str, str] = field(default_factory=dict)
 
 
-class Target:
-    """A target's stages: frontend (bundle, args, options) -> FrontendResult, toolchain (.id,
-    .build(source, kernel_name, kernel_type) -> artifact), runner (.run, CpuRunner's contract). Plug-ins
-    (targets.REGISTRY) are built with `limits` by a worker: their toolchain and runner then build
-    and run in jails (jail.py) under those limits, and also have `deadline`, `warm()` (before the
-    first job), the runner `for_tenant(tenant)` and `close()`. Built without (run_local, the
-    self-test), they run in this process."""
-    name: str
-    kernel_types: tuple = ()
-    frontend = staticmethod(frontend.run)
-
-    def capabilities(self) -> Dict[str, Any]:
-        """What a worker serving this target says it can do (heartbeat, /v1/targets)."""
-        return {"kernel_types": list(self.kernel_types), "pyasc": frontend.pyasc_version()}
-
-
 def get_target(name: str) -> Target:
-    """One Target per name and process, so loaded artifacts are reused."""
+    """The target `name` running its stages in this process; one per name and process, so loaded
+    artifacts are reused."""
     return targets.load(name)
 
 
@@ -120,7 +103,7 @@ def run(built: Build, target: Target, core_num: int, arguments: Dict[str, Any], 
         hazards: str = "warn") -> RunResult:
     """Launch a build; `arguments` maps every kernel parameter name to its value (tensors as
     C-contiguous ndarrays). ConstExpr values were compiled in, so only runtime ones are passed.
-    `bounds` ("fault" or "warn") and `hazards` ("off", "warn" or "fault", runner.py) are launch
+    `bounds` ("fault" or "warn") and `hazards` ("off", "warn" or "fault", targets.contract) are launch
     options: the artifact does not depend on them.
     A struct's value is its field values (structs.py), sent as the bytes pyasc's launcher packs."""
     values = [structs.pack(structs.definitions_from_json(p["structs"]), p["dtype"], arguments[p["name"]])

@@ -1,18 +1,19 @@
 """The cpu target: pyasc's Ascend C compiled by the system C++ compiler against ascrun's own
-Ascend C runtime. The embedded default, and the reference the others are compared with."""
+Ascend C runtime (toolchain.py), loaded and launched with ctypes (runner.py); in a worker, both in
+jails (jailed.py). The embedded default, and the reference the others are compared with."""
 from __future__ import annotations
 
 from typing import Dict, Sequence
 
-from .jail import JailedRunners, JailedToolchain
-from .pipeline import Target
+from ..contract import PYASC_KERNEL_TYPES, Target
+from .jailed import JailedCpuToolchain, JailedRunners
 from .runner import CpuRunner
-from .toolchain import KERNEL_TYPES, CpuToolchain
+from .toolchain import CpuToolchain
 
 
 class CpuTarget(Target):
     name = "cpu"
-    kernel_types = KERNEL_TYPES
+    kernel_types = PYASC_KERNEL_TYPES
 
     def __init__(self, limits: Dict[str, int] | None = None, runs: bool = True, socs: Sequence[str] = ()):
         # `runs`, `socs`: a build-only worker needs no device, and the cpu target has none to ask
@@ -20,7 +21,7 @@ class CpuTarget(Target):
         if limits is None:
             self.toolchain, self.runner = self.compiler, CpuRunner()
         else:  # a fresh jail per build; a warm run jail per tenant
-            self.toolchain, self.runner = JailedToolchain(self.compiler, limits), JailedRunners(limits)
+            self.toolchain, self.runner = JailedCpuToolchain(self.compiler, limits), JailedRunners(limits)
 
     def capabilities(self) -> dict:
         # the pipe model: the hazard check and the modeled timeline (cpu_runtime/ascrun/pipes.h)

@@ -1,9 +1,11 @@
-"""The target registry: every name a job may ask for, and the plug-in that serves it.
+"""The targets: every name a job may ask for, and the plug-in that serves it.
 
-A target pairs a toolchain (Ascend C -> artifact) with a runner (artifact + buffers -> written
-buffers, timings, log), as Triton's backends pair a compiler with a driver. The CLI's choices,
-the API's schema, /v1/targets and the docs all read NAMES. Importing this module imports no
-target (the API server has no pyasc and no CANN); `load` does, and says why a host cannot serve one.
+A target is a folder here (cpu/, cann/) whose package holds a contract.Target: a toolchain
+(Ascend C -> artifact) and a runner (artifact + buffers -> written buffers, timings, log), as
+Triton's backends pair a compiler with a driver. A new target is a new folder and a row of
+REGISTRY. The CLI's choices, the API's schema, /v1/targets and the docs all read NAMES. Importing
+this package imports no target (the API server has no pyasc and no CANN); `load` does, and says
+why a host cannot serve one.
 """
 from __future__ import annotations
 
@@ -11,10 +13,10 @@ import functools
 from importlib import import_module
 from typing import TYPE_CHECKING, Dict, NamedTuple, Sequence
 
-from .errors import KernelError
+from ..errors import KernelError
 
 if TYPE_CHECKING:
-    from .pipeline import Target
+    from .contract import Target
 
 class Entry(NamedTuple):
     plugin: str  # module:class
@@ -22,10 +24,11 @@ class Entry(NamedTuple):
 
 
 REGISTRY: Dict[str, Entry] = {
-    "cpu": Entry("ascrun.compiler.cpu_target:CpuTarget",
+    "cpu": Entry("ascrun.compiler.targets.cpu:CpuTarget",
                  "the Ascend C pyasc emits, on this host's CPU, against ascrun's Ascend C runtime (no CANN)"),
-    "sim": Entry("ascrun.compiler.cann:SimTarget", "CANN's camodel simulator (bisheng build, pyasc's launcher)"),
-    "npu": Entry("ascrun.compiler.cann:NpuTarget", "an Ascend NPU (bisheng build, pyasc's launcher)"),
+    "sim": Entry("ascrun.compiler.targets.cann:SimTarget",
+                 "CANN's camodel simulator (bisheng build, pyasc's launcher)"),
+    "npu": Entry("ascrun.compiler.targets.cann:NpuTarget", "an Ascend NPU (bisheng build, pyasc's launcher)"),
 }
 NAMES = tuple(REGISTRY)
 

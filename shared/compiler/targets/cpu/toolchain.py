@@ -1,13 +1,11 @@
-"""Toolchain: Ascend C source -> Artifact (a binary the target's Runner can load).
-
-The cpu toolchain compiles pyasc's Ascend C, unchanged, with the system C++ compiler against
-ascrun's own implementation of the Ascend C API (cpu_runtime/kernel_operator.h).
+"""The cpu target's toolchain: pyasc's Ascend C, unchanged, compiled with the system C++ compiler
+against ascrun's own implementation of the Ascend C API (cpu_runtime/kernel_operator.h) into a
+shared library the CpuRunner loads.
 """
 from __future__ import annotations
 
 import hashlib
 import os
-import re
 import shutil
 import subprocess
 import tempfile
@@ -15,17 +13,14 @@ import time
 from functools import cached_property
 from pathlib import Path
 
-from .errors import BuildError
-from .tempdir import private_temp_dir, runtime_temp_dir
+from ...errors import BuildError
+from ...tempdir import private_temp_dir, runtime_temp_dir
+from ..contract import Toolchain, compiler_diagnostics
 
-RUNTIME_DIR = Path(__file__).with_name("cpu_runtime")
+RUNTIME_DIR = Path(__file__).parents[2] / "cpu_runtime"
 BUILD_TIMEOUT_S = 300
 # -fno-strict-aliasing: the runtime views the Unified Buffer's bytes as tensors of any dtype.
 CPU_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-fno-strict-aliasing", "-pthread")
-MAX_DIAGNOSTIC_LINES = 40
-# pyasc's KernelType names (asc.runtime.config): which cores each block of a launch runs (launch.h)
-KERNEL_TYPES = ("AIV_ONLY", "AIC_ONLY", "MIX_AIV_HARD_SYNC", "MIX_AIC_HARD_SYNC", "MIX_AIV_1_0", "MIX_AIC_1_0",
-                "MIX_AIC_1_1", "MIX_AIC_1_2")
 
 
 def runtime_digest() -> str:
@@ -36,7 +31,7 @@ def runtime_digest() -> str:
     return h.hexdigest()
 
 
-class CpuToolchain:
+class CpuToolchain(Toolchain):
     """Builds a shared library exporting the kernel plus the launch ABI of cpu_runtime/ascrun/launch.h."""
     target = "cpu"
 
@@ -77,7 +72,7 @@ class CpuToolchain:
             proc = subprocess.run([self.cxx, *flags, *args, "-o", str(partial)], capture_output=True, text=True,
                                   timeout=BUILD_TIMEOUT_S)
             if proc.returncode != 0:
-                raise BuildError(f"the cpu runtime does not compile:\n{_diagnostics(proc.stderr, '')}")
+                raise BuildError(f"the cpu runtime does not compile:\n{compiler_diagnostics(proc.stderr, '')}")
             os.replace(partial, out)
         return folder, [out for out, _ in outputs[1:]]
 
@@ -92,18 +87,19 @@ class CpuToolchain:
         """What the compile reads besides /usr: the runtime's sources and prebuilt folder."""
         return [str(RUNTIME_DIR), str(self._prebuilt()[0])]
 
-    @staticmethod
-    def translation_unit(source: str, kernel_name: str, kernel_type: str) -> str:
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", kernel_name):
-            raise BuildError(f"kernel name {kernel_name!r} is not a C identifier")
-        if kernel_type not in KERNEL_TYPES:
-            raise BuildError(f"kernel type {kernel_type!r} is not one of pyasc's: {', '.join(KERNEL_TYPES)}")
+    def warm(self) -> None:
+        """The prebuilt runtime, built once before the first job."""
+        self._prebuilt()
+
+    @classmethod
+    def translation_unit(cls, source: str, kernel_name: str, kernel_type: str) -> str:
+        cls.check_kernel(kernel_name, kernel_type)
         return f"{source}\nASCRUN_EXPORT_KERNEL({kernel_name}, {kernel_type})\n"
 
     @staticmethod
     def failed(kernel_name: str, stderr: str, folder: str) -> BuildError:
         return BuildError(f"the C++ build of '{kernel_name}' failed (the generated Ascend C uses something "
-                          f"the cpu runtime lacks, or is invalid):\n{_diagnostics(stderr, folder)}")
+                          f"the cpu runtime lacks, or is invalid):\n{compiler_diagnostics(stderr, folder)}")
 
     def build(self, source: str, kernel_name: str, kernel_type: str = "AIV_ONLY") -> bytes:
         unit = self.translation_unit(source, kernel_name, kernel_type)
@@ -130,11 +126,3 @@ def _remove_stale_builds() -> None:
                 shutil.rmtree(folder, ignore_errors=True)
         except FileNotFoundError:
             pass  # another builder removed it first
-
-
-def _diagnostics(stderr: str, tmp: str) -> str:
-    lines = [ln.replace(tmp + "/", "") for ln in stderr.splitlines() if ln.strip()]
-    errors = [ln for ln in lines if "error" in ln] or lines
-    shown = errors[:MAX_DIAGNOSTIC_LINES]
-    more = len(errors) - len(shown)
-    return "\n".join(shown) + (f"\n... {more} more" if more > 0 else "")

@@ -1,14 +1,15 @@
-"""Limits a jailed stage puts on itself before it reads a request (Linux; jailed.py).
+"""Limits a jailed stage puts on itself before it reads a request (Linux; inside.py's stages).
 
 Resource limits bound memory, CPU time and open files; a seccomp filter takes away new programs,
 sockets, ptrace, namespaces and signals to other processes (and, but for the frontend's zygote,
-new processes). This is the second line: the jail (jail.py) is the first.
+new processes). This is the second line: the jail (bwrap.py) is the first.
 """
 from __future__ import annotations
 
 import ctypes
 import errno
 import resource
+from typing import Dict
 
 import pyseccomp as seccomp
 
@@ -25,6 +26,11 @@ def limit_resources(cpu_seconds: int, max_files: int, memory_bytes: int) -> None
         if hard != resource.RLIM_INFINITY:
             value = min(value, hard)
         resource.setrlimit(which, (value, hard if hard != resource.RLIM_INFINITY else value))
+
+
+def apply_limits(limits: Dict[str, int]) -> None:
+    """A worker's limits of a stage (memory, cpu, files), as the broker sent them."""
+    limit_resources(limits["cpu"], limits["files"], limits["memory"])
 
 
 PR_SET_DUMPABLE = 4  # <sys/prctl.h>

@@ -19,20 +19,17 @@ import os
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Sequence
 
 import numpy as np
 
-from .errors import KernelError, KernelRuntimeError
-from .tempdir import private_temp_dir
+from ...errors import KernelRuntimeError
+from ...tempdir import private_temp_dir
+from ..contract import RunResult, check_bounds, check_core_num, check_hazards
 
 ERROR_CAPACITY = 4096
-MAX_CORE_NUM = 65535
 ABI_VERSION = 3  # cpu_runtime/ascrun/launch.h kAbiVersion
-BOUNDS = ("fault", "warn")  # the index is the ABI's code
-HAZARDS = ("off", "warn", "fault")  # the index is the ABI's code
 GUARD_BYTES = 1 << 20
 GUARD_POISON = 0xA5
 
@@ -54,34 +51,6 @@ class AscrunReport(ctypes.Structure):
     _fields_ = [("log", ctypes.c_void_p), ("log_bytes", ctypes.c_uint64), ("warnings", ctypes.c_void_p),
                 ("warnings_bytes", ctypes.c_uint64), ("model", ctypes.c_void_p), ("model_bytes", ctypes.c_uint64),
                 ("trace", ctypes.c_void_p), ("trace_bytes", ctypes.c_uint64)]
-
-
-@dataclass(frozen=True)
-class RunResult:
-    written: List[str]  # names of the tensor parameters the kernel stored to
-    seconds: float
-    log: str = ""  # what printf/DumpTensor printed, block by block
-    warnings: List[str] = field(default_factory=list)
-    # a device's phases, e.g. {"h2d": s, "kernel": s, "d2h": s}; `seconds` is the kernel's part
-    timings: Dict[str, float] = field(default_factory=dict)
-    # the cpu target's modeled timeline (cpu_runtime/ascrun/pipes.h): {"cycles", "clock_ghz", "cores":
-    # [{"core", "cycles", "instructions", "busy", "critical_path"}], "unlisted_cores"}; None elsewhere
-    model: Optional[Dict[str, Any]] = None
-    trace: Optional[str] = None  # the same as a Chrome/Perfetto trace (JSON text)
-
-
-def check_bounds(bounds: str) -> int:
-    """The ABI code of a bounds policy; KernelError kind bad_request for anything else."""
-    if bounds not in BOUNDS:
-        raise KernelError(f"bounds must be 'fault' or 'warn', got {bounds!r}", kind="bad_request")
-    return BOUNDS.index(bounds)
-
-
-def check_hazards(hazards: str) -> int:
-    """The ABI code of a hazard policy; KernelError kind bad_request for anything else."""
-    if hazards not in HAZARDS:
-        raise KernelError(f"hazards must be 'off', 'warn' or 'fault', got {hazards!r}", kind="bad_request")
-    return HAZARDS.index(hazards)
 
 
 def _text(pointer: int | None, size: int) -> str:
@@ -135,8 +104,7 @@ class CpuRunner:
         in place; structs as their packed bytes). A fault raises KernelRuntimeError carrying the log
         and warnings up to it. `hazards`: the policy for races between pipes; `model`: return the
         modeled timeline (False only to measure what it costs)."""
-        if not isinstance(core_num, int) or not 1 <= core_num <= MAX_CORE_NUM:
-            raise KernelRuntimeError(f"core_num must be an integer from 1 to {MAX_CORE_NUM}, got {core_num!r}")
+        check_core_num(core_num)
         bounds_code = check_bounds(bounds)
         hazards_code = check_hazards(hazards)
         library = self._load(artifact)
@@ -195,6 +163,10 @@ class CpuRunner:
                 caller, copy = guarded[name]
                 caller.reshape(-1).view(np.uint8)[:] = copy[:caller.nbytes]
         return RunResult(written=written, seconds=seconds, log=log, warnings=warnings, model=figures, trace=trace)
+
+    def close(self) -> None:
+        """Nothing to release: a loaded artifact stays mapped for the process's life (ctypes cannot
+        unload a library safely while a kernel's detached code might run)."""
 
     @staticmethod
     def _argument(param: Dict[str, Any], value: Any, code: str, regions: List[AscrunRegion],

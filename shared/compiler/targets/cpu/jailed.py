@@ -1,0 +1,221 @@
+"""The cpu target in a worker's jails: each build in a fresh jail, each tenant's launches in a run
+jail of its own, kept warm for that tenant's next job only. JailedCpuToolchain and JailedRunners are
+the broker's side; `serve` runs inside the run jail.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import resource
+import shlex
+import subprocess
+from collections import OrderedDict
+from typing import Any, Dict, List
+
+import numpy as np
+
+from ...errors import KernelError
+from ...sandbox import confine
+from ...sandbox.bwrap import SCRATCH, command, kill, popen
+from ...sandbox.framing import MAX_HEADER_BYTES, read_message, write_all, write_message
+from ...sandbox.inside import BROKER_REQUEST_CAP, STDIN, STDOUT
+from ...sandbox.jail import (MAX_ARTIFACT_BYTES, Deadline, JailCrashed, JailedToolchain, JailTimeout, PythonJail,
+                             error_reply, in_protocol, kernel_error, out_of_protocol)
+from ..contract import RunResult
+from .runner import CpuRunner
+
+RUN_JAIL_ARTIFACTS = 8  # artifacts a run jail keeps, so that a tenant's repeated launch sends none
+
+
+class JailedCpuToolchain(JailedToolchain):
+    """The C++ compile in a fresh jail (its own pid namespace: cc1plus dies with it)."""
+    MAX_STDERR = 1 << 20
+
+    def build(self, source: str, kernel_name: str, kernel_type: str = "AIV_ONLY") -> bytes:
+        unit = self.toolchain.translation_unit(source, kernel_name, kernel_type).encode()
+        source_fd = os.memfd_create("kernel.cpp")
+        write_all(source_fd, unit)
+        os.lseek(source_fd, 0, os.SEEK_SET)
+        compile_ = shlex.join(self.toolchain.command(SCRATCH))
+        # the .so comes back over stdout: the broker never opens a path the jail could have planted
+        script = f"{compile_} >&2 && exec cat {SCRATCH}/kernel.so"
+        cmd = command(["/bin/sh", "-c", script], self.toolchain.read_only_paths(),
+                      files=[(source_fd, f"{SCRATCH}/kernel.cpp")])
+        limits = self.limits
+
+        def limit():  # in the child before bwrap starts: every process of the jail inherits them
+            resource.setrlimit(resource.RLIMIT_AS, (limits["memory"], limits["memory"]))
+            resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu"], limits["cpu"]))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_ARTIFACT_BYTES, MAX_ARTIFACT_BYTES))
+
+        # stdout and stderr are files, not pipes: RLIMIT_FSIZE bounds what the jail can make the
+        # broker hold, however much a (compromised) compiler writes
+        out_fd, err_fd = os.memfd_create("kernel.so"), os.memfd_create("build.stderr")
+        try:
+            try:
+                process = popen(cmd, stdin=subprocess.DEVNULL, stdout=out_fd, stderr=err_fd, pass_fds=[source_fd],
+                                preexec_fn=limit)
+            finally:
+                os.close(source_fd)
+            try:
+                process.wait(timeout=self.deadline.left())
+            except subprocess.TimeoutExpired:
+                raise self.deadline.expired() from None
+            finally:
+                if process.returncode is None:
+                    kill(process)  # its pid namespace: nothing of the build outlives it
+            if process.returncode != 0:
+                err = os.pread(err_fd, self.MAX_STDERR, 0)
+                raise self.toolchain.failed(kernel_name, err.decode(errors="replace"), SCRATCH)
+            out = os.pread(out_fd, MAX_ARTIFACT_BYTES, 0)
+        finally:
+            os.close(out_fd)
+            os.close(err_fd)
+        if not out.startswith(b"\x7fELF"):
+            raise KernelError(f"the C++ build of '{kernel_name}' gave no shared library", kind="build_error")
+        return out
+
+
+class JailedRunners:
+    """A runner jail per tenant, reused for that tenant's next job only; the least recently used
+    goes when there are more than `size`."""
+
+    def __init__(self, limits: Dict, size: int = 4):
+        self.limits = limits
+        self.size = size
+        self.jails: Dict[str, PythonJail] = {}
+        self.deadline = Deadline(3600)
+        self.tenant = ""
+
+    def for_tenant(self, tenant: str) -> "JailedRunners":
+        self.tenant = tenant
+        return self
+
+    def _jail(self) -> PythonJail:
+        jail_ = self.jails.pop(self.tenant, None)
+        if jail_ is not None and jail_.cpu_s + self.deadline.left() >= self.limits["cpu"]:
+            jail_.close()  # its RLIMIT_CPU (a limit on its whole life) could end this job: a fresh one
+            jail_ = None
+        if jail_ is None or not jail_.alive:
+            jail_ = PythonJail("run", self.limits)
+        self.jails[self.tenant] = jail_  # most recent last
+        while len(self.jails) > self.size:
+            self.jails.pop(next(iter(self.jails))).close()
+        return jail_
+
+    def run(self, artifact: bytes, core_num: int, params, kernel_args, values, bounds: str = "fault",
+            hazards: str = "warn"):
+        """CpuRunner.run's contract; tensors written back into `values`' arrays. A jail gets each
+        artifact once: it keeps the last RUN_JAIL_ARTIFACTS it was sent, by digest."""
+        jail_ = self._jail()
+        digest = hashlib.sha256(artifact).hexdigest()
+        blobs, sent, tensors = [b"" if digest in jail_.artifacts else artifact], [], {}
+        for param, value in zip(params, values):
+            if isinstance(value, np.ndarray):
+                sent.append({"tensor": {"dtype": value.dtype.name, "shape": list(value.shape), "blob": len(blobs)}})
+                blobs.append(memoryview(np.ascontiguousarray(value)).cast("B"))  # no copy of the tensor
+                tensors[param["name"]] = value
+            elif isinstance(value, (bytes, bytearray)):
+                sent.append({"struct": len(blobs)})
+                blobs.append(bytes(value))
+            else:
+                sent.append({"scalar": value})
+        request = {"core_num": core_num, "params": list(params), "kernel_args": list(kernel_args), "values": sent,
+                   "bounds": bounds, "hazards": hazards, "artifact": digest}
+        # a reply holds the header and at most the tensors it was sent: a jail cannot flood the broker
+        max_reply = MAX_HEADER_BYTES + sum(value.nbytes for value in tensors.values())
+        reply, written = self._request(jail_, request, blobs, max_reply)
+        if reply.get("need_artifact"):  # it does not hold what we counted on: send it
+            blobs[0] = artifact
+            reply, written = self._request(jail_, request, blobs, max_reply)
+        cpu_s = reply.get("cpu_s")
+        jail_.cpu_s = float(cpu_s) if isinstance(cpu_s, (int, float)) else float("inf")  # unsaid: retire it
+        jail_.artifacts.pop(digest, None)
+        jail_.artifacts[digest] = True  # most recent last, as the jail keeps them
+        while len(jail_.artifacts) > RUN_JAIL_ARTIFACTS:
+            jail_.artifacts.pop(next(iter(jail_.artifacts)))
+        if "error" in reply:
+            raise kernel_error(reply, "run")
+        with in_protocol("run"):
+            ok = reply["ok"]
+            model, trace = ok["model"], ok["trace"]
+            if not (model is None or isinstance(model, dict)) or not (trace is None or isinstance(trace, str)):
+                raise ValueError("model or trace of the wrong type")
+            result = RunResult(written=[str(n) for n in ok["written"]], seconds=float(ok["seconds"]),
+                               log=str(ok["log"]), warnings=[str(w) for w in ok["warnings"]], model=model, trace=trace)
+        if len(result.written) != len(written) or not set(result.written) <= set(tensors) or \
+                any(len(data) != tensors[name].nbytes for name, data in zip(result.written, written)):
+            raise out_of_protocol("run")
+        for name, data in zip(result.written, written):
+            tensors[name].reshape(-1).view(np.uint8)[:] = np.frombuffer(data, np.uint8)
+        return result
+
+    def _request(self, jail_: PythonJail, request: Dict, blobs: List, max_reply: int):
+        try:
+            return jail_.request(request, blobs, self.deadline.left(), max_reply)
+        except JailTimeout:
+            self.jails.pop(self.tenant, None)
+            raise self.deadline.expired() from None
+        except JailCrashed as e:
+            self.jails.pop(self.tenant, None)
+            raise KernelError(f"the kernel crashed its jail: {e}", kind="runtime_error") from None
+
+    def close(self) -> None:
+        for jail_ in self.jails.values():
+            jail_.close()
+        self.jails.clear()
+
+
+# ---------------------------------------------------------------------------------------------
+# inside the run jail
+
+def _run_one(runner, header: Dict[str, Any], blobs: List[memoryview], artifacts: "OrderedDict[str, bytes]"):
+    """One launch. The broker sends an artifact the first time only (an empty frame after):
+    `artifacts` keeps the last RUN_JAIL_ARTIFACTS, as the broker counts them."""
+    digest = header["artifact"]
+    if blobs[0]:
+        artifacts[digest] = bytes(blobs[0])
+    artifact = artifacts.get(digest)
+    if artifact is None:
+        return {"need_artifact": True}, []  # the broker counted on one this jail no longer holds
+    artifacts.move_to_end(digest)
+    while len(artifacts) > RUN_JAIL_ARTIFACTS:
+        artifacts.popitem(last=False)
+    values, tensors = [], {}
+    for param, value in zip(header["params"], header["values"]):
+        if "tensor" in value:
+            t = value["tensor"]
+            array = np.frombuffer(blobs[t["blob"]], dtype=t["dtype"]).reshape(t["shape"])  # each its own frame
+            tensors[param["name"]] = array
+            values.append(array)
+        elif "struct" in value:
+            values.append(bytes(blobs[value["struct"]]))
+        else:
+            values.append(value["scalar"])
+    ran = runner.run(artifact, header["core_num"], header["params"], header["kernel_args"], values,
+                     bounds=header["bounds"], hazards=header["hazards"])
+    reply = {"ok": {"written": ran.written, "seconds": ran.seconds, "log": ran.log, "warnings": ran.warnings,
+                    "model": ran.model, "trace": ran.trace}}
+    return reply, [memoryview(tensors[name]).cast("B") for name in ran.written]
+
+
+def serve(limits: Dict[str, int]) -> None:
+    """The run jail (sandbox.inside.STAGES "run"): launches of one tenant, one request each."""
+    confine.apply_limits(limits)
+    confine.confine(allow_fork=False)
+    runner = CpuRunner()
+    artifacts: "OrderedDict[str, bytes]" = OrderedDict()
+    write_message(STDOUT, {"ready": True})
+    while True:
+        try:
+            header, blobs = read_message(STDIN, cap=BROKER_REQUEST_CAP)
+        except EOFError:
+            return
+        try:
+            reply, written = _run_one(runner, header, blobs, artifacts)
+        except BaseException as e:  # noqa: BLE001 - everything becomes the answer
+            reply, written = error_reply(e), []
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        reply["cpu_s"] = usage.ru_utime + usage.ru_stime  # RLIMIT_CPU counts the jail's life: the broker retires it in time
+        write_message(STDOUT, reply, written)
