@@ -30,7 +30,7 @@ from .tempdir import private_temp_dir
 
 ERROR_CAPACITY = 4096
 MAX_CORE_NUM = 65535
-ABI_VERSION = 3  # cpu_runtime/ascrun/launch.h kAbiVersion
+ABI_VERSION = 3  # cpu_runtime/ascrun/launch/launch.h kAbiVersion
 BOUNDS = ("fault", "warn")  # the index is the ABI's code
 HAZARDS = ("off", "warn", "fault")  # the index is the ABI's code
 GUARD_BYTES = 1 << 20
@@ -44,13 +44,13 @@ _SCALAR_CTYPES = {
 
 
 class AscrunRegion(ctypes.Structure):
-    """One tensor argument as the runtime sees it (cpu_runtime/ascrun/launch.h)."""
+    """One tensor argument as the runtime sees it (cpu_runtime/ascrun/launch/launch.h)."""
     _fields_ = [("base", ctypes.c_void_p), ("bytes", ctypes.c_uint64), ("guard_bytes", ctypes.c_uint64),
                 ("name", ctypes.c_char_p), ("written", ctypes.c_uint32)]
 
 
 class AscrunReport(ctypes.Structure):
-    """What the blocks printed and the warnings, allocated by the runtime (launch.h)."""
+    """What the blocks printed and the warnings, allocated by the runtime (launch/launch.h)."""
     _fields_ = [("log", ctypes.c_void_p), ("log_bytes", ctypes.c_uint64), ("warnings", ctypes.c_void_p),
                 ("warnings_bytes", ctypes.c_uint64), ("model", ctypes.c_void_p), ("model_bytes", ctypes.c_uint64),
                 ("trace", ctypes.c_void_p), ("trace_bytes", ctypes.c_uint64)]
@@ -64,7 +64,7 @@ class RunResult:
     warnings: List[str] = field(default_factory=list)
     # a device's phases, e.g. {"h2d": s, "kernel": s, "d2h": s}; `seconds` is the kernel's part
     timings: Dict[str, float] = field(default_factory=dict)
-    # the cpu target's modeled timeline (cpu_runtime/ascrun/pipes.h): {"cycles", "clock_ghz", "cores":
+    # the cpu target's modeled timeline (cpu_runtime/ascrun/pipes/model.h): {"cycles", "clock_ghz", "cores":
     # [{"core", "cycles", "instructions", "busy", "critical_path"}], "unlisted_cores"}; None elsewhere
     model: Optional[Dict[str, Any]] = None
     trace: Optional[str] = None  # the same as a Chrome/Perfetto trace (JSON text)

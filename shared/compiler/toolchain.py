@@ -23,7 +23,7 @@ BUILD_TIMEOUT_S = 300
 # -fno-strict-aliasing: the runtime views the Unified Buffer's bytes as tensors of any dtype.
 CPU_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-fno-strict-aliasing", "-pthread")
 MAX_DIAGNOSTIC_LINES = 40
-# pyasc's KernelType names (asc.runtime.config): which cores each block of a launch runs (launch.h)
+# pyasc's KernelType names (asc.runtime.config): which cores each block of a launch runs (launch/launch.h)
 KERNEL_TYPES = ("AIV_ONLY", "AIC_ONLY", "MIX_AIV_HARD_SYNC", "MIX_AIC_HARD_SYNC", "MIX_AIV_1_0", "MIX_AIC_1_0",
                 "MIX_AIC_1_1", "MIX_AIC_1_2")
 
@@ -37,7 +37,7 @@ def runtime_digest() -> str:
 
 
 class CpuToolchain:
-    """Builds a shared library exporting the kernel plus the launch ABI of cpu_runtime/ascrun/launch.h."""
+    """Builds a shared library exporting the kernel plus the launch ABI of cpu_runtime/ascrun/launch/launch.h."""
     target = "cpu"
 
     def __init__(self, cxx: str | None = None):
@@ -63,11 +63,11 @@ class CpuToolchain:
         them). The folder holds kernel_operator.h.gch: parsing the runtime headers is about 40% of
         a kernel's compile; g++ looks for the .gch in each include folder before the header
         itself, and ignores it unless it matches the flags exactly. The objects are the runtime's
-        sources (launch.cpp: the launch machinery, otherwise most of every kernel's compile).
+        sources (launch/launch.cpp: the launch machinery, otherwise most of every kernel's compile).
         Each file appears atomically, so concurrent builders never see half of one."""
         folder = runtime_temp_dir() / f"runtime_{self.id[:24]}"
         folder.mkdir(mode=0o755, exist_ok=True)
-        flags = [f for f in CPU_FLAGS if f != "-shared"]
+        flags = [*(f for f in CPU_FLAGS if f != "-shared"), "-I", str(RUNTIME_DIR)]  # includes name paths from it
         outputs = [(folder / "kernel_operator.h.gch", ["-x", "c++-header", str(RUNTIME_DIR / "kernel_operator.h")])]
         outputs += [(folder / f"{src.stem}.o", ["-c", str(src)]) for src in sorted(RUNTIME_DIR.rglob("*.cpp"))]
         for out, args in outputs:
