@@ -28,6 +28,7 @@
 #include "ascrun/core/half.h"
 #include "ascrun/launch/report.h"
 #include "ascrun/pipes/model.h"
+#include "ascrun/pipes/trace.h"
 
 // ---- Ascend C qualifiers: meaningless on the cpu --------------------------------------------------
 #ifndef __global__

@@ -21,6 +21,7 @@
 #pragma once
 
 #include "ascrun/cube/load_data.h"
+#include "ascrun/pipes/costs.h"
 
 #pragma GCC visibility push(hidden)
 

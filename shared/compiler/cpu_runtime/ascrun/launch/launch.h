@@ -27,14 +27,14 @@
 //       a region but inside the guard_bytes the caller allocated after it, or past a LocalTensor
 //       but inside the Unified Buffer, is a warning and happens (core/core.h Bounds).
 //       hazards: 0 off, 1 warn, 2 fault: what the pipe model's races and sync-hygiene findings are
-//       (pipes/model.h). model: 1 to return the modeled timeline (report model and trace), else 0.
+//       (pipes/hazards.h). model: 1 to return the modeled timeline (report model and trace), else 0.
 //       Runs blocks 0..core_num-1, each core of a block (one AIV, one AIC, or for a mixed kernel type
 //       an AIC and one or two AIVs, all at once) on a thread with its own 192 KiB Unified Buffer; joins
 //       them and returns 0; or 1 with the first fault ("block N: ...") in err (NUL-terminated,
 //       truncated to err_cap bytes); or 2 with a message if the call itself is invalid.
 //       With 0 or 1, *report holds what the blocks printed (printf, DumpTensor: launch/report.h, in block
 //       order, at most 4 MiB) and the warnings, one per line; with model 1 and 0 returned, the model's
-//       figures and trace (JSON, pipes/model.h LaunchTimeline); all NUL-terminated, allocated by the
+//       figures and trace (JSON, pipes/trace.h LaunchTimeline); all NUL-terminated, allocated by the
 //       runtime (NULL, 0 if empty) and released with ascrun_free_report.
 //
 //   extern "C" void ascrun_free_report(AscrunReport* report);

@@ -1,4 +1,4 @@
-// ascrun cpu runtime: the cost model of the modeled timeline (pipes/model.h), for a 910B-class core
+// ascrun cpu runtime: the cost model of the modeled timeline (pipes/timeline.h), for a 910B-class core
 // (Atlas A2). Every constant names its source; README.md ("The pipe model") has the table.
 // AD: Huawei's Ascend C repository (cannmirror/asc-devkit). "Derived": computed from Huawei's own
 // measured figures there; "assumed": nothing published, a stated guess. A model, not a
@@ -52,11 +52,6 @@ constexpr uint64_t kMmadStartupCycles = 8;
 constexpr uint64_t kFixBytesPerCycle = 256;
 // Assumed: a Fixpipe to GM starts like a DataCopy to GM.
 constexpr uint64_t kFixStartupCycles = kMteStartupCycles;
-
-// Bounds of what a launch returns.
-constexpr uint32_t kTraceEventsPerCore = 2048;   // events per core in the trace; later ones are counted
-constexpr uint32_t kTraceCores = 8;              // cores in the trace (the lowest)
-constexpr uint32_t kTimelineCores = 64;          // cores listed in the model
 
 }  // namespace pipes
 }  // namespace ascrun
