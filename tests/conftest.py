@@ -121,7 +121,7 @@ def redis_url(tmp_path_factory):
     proc.wait(10)
 
 
-# what a fault past a tensor's end adds (runtime tensor.h): how to run on as the device does
+# what a fault past a tensor's end adds (runtime core/tensor.h): how to run on as the device does
 PAST_THE_END = (' (a device would go on past the end: bounds="warn", --ascrun-bounds warn or --bounds warn, runs on '
                 'as it does)')
 

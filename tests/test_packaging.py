@@ -42,7 +42,7 @@ def test_wheel_ships_packages_and_runtime_headers(wheel):
     runtime = ROOT / "shared" / "compiler" / "cpu_runtime"
     sources = {f"ascrun/compiler/cpu_runtime/{path.relative_to(runtime)}" for path in runtime.rglob("*")
                if path.suffix in (".h", ".cpp")}
-    assert "ascrun/compiler/cpu_runtime/ascrun/launch.cpp" in sources and sources <= names
+    assert "ascrun/compiler/cpu_runtime/ascrun/launch/launch.cpp" in sources and sources <= names
 
 
 def test_wheel_ships_the_dashboard(wheel):

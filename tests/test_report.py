@@ -412,7 +412,7 @@ def test_pytest_plugin_bounds_and_log_in_the_report(service, tmp_path):
     assert "\n".join(log.splitlines()) in out.stdout
 
 
-TAIL_OVERLAP = {  # the mask + repeat form's rule (mask.h) and the count form's (tensor.h)
+TAIL_OVERLAP = {  # the mask + repeat form's rule (vector/mask.h) and the count form's (core/tensor.h)
     0: "Add: dst range [0x100, 0x200) overlaps src1 range [0x80, 0x180) in a way the hardware does not define "
        "(within a repeat dst and src must coincide exactly or be disjoint, and no repeat may write what a later "
        "repeat reads)",

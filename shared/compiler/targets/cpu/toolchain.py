@@ -32,7 +32,7 @@ def runtime_digest() -> str:
 
 
 class CpuToolchain(Toolchain):
-    """Builds a shared library exporting the kernel plus the launch ABI of cpu_runtime/ascrun/launch.h."""
+    """Builds a shared library exporting the kernel plus the launch ABI of cpu_runtime/ascrun/launch/launch.h."""
     target = "cpu"
 
     def __init__(self, cxx: str | None = None):
@@ -58,11 +58,11 @@ class CpuToolchain(Toolchain):
         them). The folder holds kernel_operator.h.gch: parsing the runtime headers is about 40% of
         a kernel's compile; g++ looks for the .gch in each include folder before the header
         itself, and ignores it unless it matches the flags exactly. The objects are the runtime's
-        sources (launch.cpp: the launch machinery, otherwise most of every kernel's compile).
+        sources (launch/launch.cpp: the launch machinery, otherwise most of every kernel's compile).
         Each file appears atomically, so concurrent builders never see half of one."""
         folder = runtime_temp_dir() / f"runtime_{self.id[:24]}"
         folder.mkdir(mode=0o755, exist_ok=True)
-        flags = [f for f in CPU_FLAGS if f != "-shared"]
+        flags = [*(f for f in CPU_FLAGS if f != "-shared"), "-I", str(RUNTIME_DIR)]  # includes name paths from it
         outputs = [(folder / "kernel_operator.h.gch", ["-x", "c++-header", str(RUNTIME_DIR / "kernel_operator.h")])]
         outputs += [(folder / f"{src.stem}.o", ["-c", str(src)]) for src in sorted(RUNTIME_DIR.rglob("*.cpp"))]
         for out, args in outputs:

@@ -1,0 +1,123 @@
+// ascrun cpu runtime: LoadData (2D: LoadData_2D.md, LoadData2DParams) L1 -> L0A/L0B and GM -> L0A/L0B.
+//
+// The instruction moves whole 512-byte fractals and does not look at their layout: repeat i copies
+// source fractal startIndex + i * srcStride to destination fractal i * (1 + dstGap) (the reference's
+// load2d.py). With ifTranspose (L1 source and b16 types only) each 16 x 16 fractal is transposed on
+// the way. The layouts Mmad reads come from the caller's choice of fractals: A2 (L0A) holds Zz,
+// B2 (L0B) Zn (see cube/mmad.h).
+// Faults: dst not in A2/B2 or not 512-byte aligned, an L1 source not in A1/B1/C1 or not 32-byte
+// aligned, ifTranspose with a GM source or a non-b16 type, addrMode other than 0 ("目前仅GM->L1 Buffer
+// 通路支持配置"), fractals past either tensor. repeatTimes 0 is a NOP; sid is ignored, as on the device.
+// Not modelled: LoadDataWithTranspose, LoadData2DParamsV2, the 3D forms.
+#pragma once
+
+#include "ascrun/cube/data_copy.h"
+
+#pragma GCC visibility push(hidden)
+
+namespace AscendC {
+
+struct LoadData2DParams {
+    LoadData2DParams() = default;
+    LoadData2DParams(const uint16_t startIndexIn, const uint8_t repeatTimesIn, const uint16_t srcStrideIn,
+                     const uint8_t sidIn, const uint16_t dstGapIn, const bool ifTransposeIn, const uint8_t addrModeIn)
+        : startIndex(startIndexIn), dstGap(dstGapIn), srcStride(srcStrideIn), ifTranspose(ifTransposeIn),
+          repeatTimes(repeatTimesIn), sid(sidIn), addrMode(addrModeIn) {}
+    uint16_t startIndex = 0;
+    uint16_t dstGap = 0;
+    uint16_t srcStride = 0;
+    bool ifTranspose = false;
+    uint8_t repeatTimes = 0;
+    uint8_t sid = 0;
+    uint8_t addrMode = 0;
+};
+
+}  // namespace AscendC
+
+namespace ascrun {
+namespace cube {
+
+constexpr uint64_t kFractalBytes = 512;  // the unit of LoadData and of the L0A/L0B fractals
+
+// The destination of a LoadData or the operand of a Mmad in L0A/L0B: which memory, how messages name it.
+template <typename T>
+uint8_t* l0_operand(BlockContext& b, const char* api, const char* role, const AscendC::LocalTensor<T>& t,
+                    uint64_t bytes) {
+    const bool in_l0b = t.ascrun_bound() && t.ascrun_pos() == AscendC::TPosition::B2;
+    return cube_operand(b, api, role, t, in_l0b ? Memory::L0B : Memory::L0A, in_l0b ? "B2 (L0B Buffer)" : "A2 (L0A Buffer) or B2 (L0B Buffer)", bytes,
+                        static_cast<uint32_t>(kFractalBytes));
+}
+
+// One LoadData 2D: `src` is the source's first byte (fractal 0), `sizeof_t` the element size.
+inline void load_2d(uint8_t* dst, const uint8_t* src, const AscendC::LoadData2DParams& p, size_t sizeof_t) {
+    for (uint64_t i = 0; i < p.repeatTimes; ++i) {
+        const uint8_t* from = src + (p.startIndex + i * p.srcStride) * kFractalBytes;
+        uint8_t* to = dst + i * (1u + p.dstGap) * kFractalBytes;
+        if (!p.ifTranspose) {
+            std::memcpy(to, from, kFractalBytes);
+            continue;
+        }
+        for (uint64_t r = 0; r < 16; ++r) {  // b16: a 16 x 16 fractal, row r of dst is column r of src
+            for (uint64_t c = 0; c < 16; ++c) {
+                std::memcpy(to + (r * 16 + c) * sizeof_t, from + (c * 16 + r) * sizeof_t, sizeof_t);
+            }
+        }
+    }
+}
+
+// The checks both LoadData forms share; returns false for a NOP.
+template <typename T>
+bool check_load_2d(const char* api, const AscendC::LoadData2DParams& p, bool from_gm) {
+    static_assert(sizeof(T) <= 4 && is_element_v<T>, "LoadData: T must be a b8, b16 or b32 type");
+    if (p.addrMode != 0) {
+        fault(format("%s: addrMode %u: only 0 (increasing) is supported on this path (the reference: only GM->L1 "
+                     "takes addrMode)",
+                     api, static_cast<unsigned>(p.addrMode)));
+    }
+    if (p.ifTranspose && from_gm) fault(format("%s: ifTranspose needs an L1 source (A1/B1), not GM", api));
+    if (p.ifTranspose && sizeof(T) != 2) {
+        fault(format("%s: ifTranspose supports b16 types only (half, bfloat16_t, int16_t, uint16_t), not %s", api,
+                     TypeName<T>::c()));
+    }
+    return p.repeatTimes != 0;
+}
+
+// The bytes LoadData reads from its source and writes to its destination, from fractal 0.
+inline uint64_t load_2d_src_bytes(const AscendC::LoadData2DParams& p) {
+    return (p.startIndex + uint64_t{p.repeatTimes - 1u} * p.srcStride + 1) * kFractalBytes;
+}
+inline uint64_t load_2d_dst_bytes(const AscendC::LoadData2DParams& p) {
+    return (uint64_t{p.repeatTimes - 1u} * (1u + p.dstGap) + 1) * kFractalBytes;
+}
+
+}  // namespace cube
+}  // namespace ascrun
+
+namespace AscendC {
+
+// L1 (A1/B1/C1) -> L0A (A2) / L0B (B2)
+template <typename T>
+void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2DParams& p) {
+    constexpr const char* api = "LoadData(L1->L0, LoadData2DParams)";
+    ascrun::BlockContext& b = ascrun::enter();
+    if (!ascrun::cube::check_load_2d<T>(api, p, false)) return;
+    uint8_t* d = ascrun::cube::l0_operand(b, api, "dst", dst, ascrun::cube::load_2d_dst_bytes(p));
+    const uint8_t* s = ascrun::cube_operand(b, api, "src", src, ascrun::Memory::L1, "A1, B1 or C1 (L1 Buffer)",
+                                            ascrun::cube::load_2d_src_bytes(p), 32);
+    ascrun::cube::load_2d(d, s, p, sizeof(T));
+}
+
+// GM -> L0A (A2) / L0B (B2)
+template <typename T>
+void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const LoadData2DParams& p) {
+    constexpr const char* api = "LoadData(GM->L0, LoadData2DParams)";
+    ascrun::BlockContext& b = ascrun::enter();
+    if (!ascrun::cube::check_load_2d<T>(api, p, true)) return;
+    uint8_t* d = ascrun::cube::l0_operand(b, api, "dst", dst, ascrun::cube::load_2d_dst_bytes(p));
+    const auto* s = src.ascrun_access(b, api, 0, ascrun::cube::load_2d_src_bytes(p) / sizeof(T), false);
+    ascrun::cube::load_2d(d, reinterpret_cast<const uint8_t*>(s), p, sizeof(T));
+}
+
+}  // namespace AscendC
+
+#pragma GCC visibility pop

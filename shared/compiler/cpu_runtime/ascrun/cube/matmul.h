@@ -1,0 +1,524 @@
+// ascrun cpu runtime: the Matmul high-level API (lib/matmul_intf.h; the reference's Matmul-Kernel侧接口):
+// matmul::Matmul<A, B, C, Bias, CFG> with MatmulType, MatmulConfig and REGIST_MATMUL_OBJ.
+//
+// What a kernel observes is computed as the device's cube unit defines it: A (M x K) times B (K x N),
+// products of half / bfloat16 / float inputs accumulated in float (int8 inputs in int32) in L0C,
+// plus the bias, converted to C's type on the way out. The tiling is checked against the core's
+// buffers as Init on the device would need it to fit (L1, L0A, L0B, L0C); a tiling that does not
+// fit faults instead of corrupting memory. Base blocks come out in the tiling's iterateOrder.
+//
+// Mixed kernels: on the device the AIC serves the Matmul calls its AIVs send. Here the AIV that calls
+// computes the result itself (the same values), and the AIC leaves the kernel at REGIST_MATMUL_OBJ,
+// as the reference's macro makes it do after serving.
+#pragma once
+
+#include <algorithm>
+#include <vector>
+
+#include "ascrun/core/core.h"
+#include "ascrun/core/tensor.h"
+#include "ascrun/cube/tiling.h"
+#include "ascrun/framework/tpipe.h"
+
+#pragma GCC visibility push(hidden)
+
+enum class CubeFormat : int32_t { ND = 0, NZ, ZN, ZZ, NN, ND_ALIGN, SCALAR, VECTOR };
+enum class LayoutMode : int32_t { NONE = 0, BSNGD, SBNGD, BNGS1S2, NORMAL };
+enum class BatchMode : int32_t { NONE = 0, BATCH_LESS_THAN_L1, BATCH_LARGE_THAN_L1, SINGLE_LARGE_THAN_L1 };
+enum class IterateOrder : int32_t { ORDER_M = 0, ORDER_N, UNDEF };
+enum class ScheduleType : int32_t { INNER_PRODUCT = 0, OUTER_PRODUCT };
+enum class BatchOutMode : int32_t { SINGLE_BATCH = 0, MULTI_BATCH, DYNAMIC };
+
+// MatmulConfig.md, in the order pyasc's translation writes it (an aggregate of 50 values).
+struct MatmulConfig {
+    bool doNorm;
+    bool doBasicBlock;
+    bool doMultiDataLoad;
+    uint32_t basicM;
+    uint32_t basicN;
+    uint32_t basicK;
+    bool intrinsicsCheck;
+    bool isNBatch;
+    bool enVecND2NZ;
+    bool doSpecialBasicBlock;
+    uint32_t doMTE2Preload;
+    uint32_t singleCoreM;
+    uint32_t singleCoreN;
+    uint32_t singleCoreK;
+    uint32_t stepM;
+    uint32_t stepN;
+    uint32_t baseMN;
+    uint32_t singleCoreMN;
+    bool enUnitFlag;
+    bool isPerTensor;
+    bool hasAntiQuantOffset;
+    bool doIBShareNorm;
+    bool doSpecialMDL;
+    bool enableInit;
+    BatchMode batchMode;
+    bool enableEnd;
+    bool enableGetTensorC;
+    bool enableSetOrgShape;
+    bool enableSetBias;
+    bool enableSetTail;
+    bool enableQuantVector;
+    bool enableSetDefineData;
+    uint8_t iterateMode;
+    bool enableReuse;
+    bool enableUBReuse;
+    bool enableL1CacheUB;
+    bool intraBlockPartSum;
+    IterateOrder iterateOrder;
+    ScheduleType scheduleType;
+    bool enableDoubleCache;
+    bool isBiasBatch;
+    bool enableStaticPadZeros;
+    bool isPartialOutput;
+    bool enableMixDualMaster;
+    bool isA2B2Shared;
+    bool isEnableChannelSplit;
+    bool enableKdimReorderLoad;
+    bool isCO1Shared;
+    uint32_t sharedCO1BufferSize;
+    BatchOutMode batchOutMode;
+};
+
+constexpr MatmulConfig CFG_NORM{true, false, false, 0, 0, 0, false, false, false, false, 0, 0, 0, 0, 0, 0, 0, 0,
+                                true, false, false, false, false, true, BatchMode::BATCH_LESS_THAN_L1, true, true,
+                                true, true, true, true, true, 255, true, false, false, false, IterateOrder::UNDEF,
+                                ScheduleType::INNER_PRODUCT, false, true, false, false, false, false, false, false,
+                                false, 65536, BatchOutMode::SINGLE_BATCH};
+
+namespace ascrun {
+namespace matmul {
+
+// The L0C accumulator of an input type: int32 for int8, float otherwise.
+template <typename T>
+using acc_t = typename std::conditional<std::is_same<T, int8_t>::value, int32_t, float>::type;
+
+// An operand element as the cube reads it: exact in the accumulator's type (int8 and int32 in
+// int32; half, bfloat16_t and float in float).
+template <typename Acc, typename T>
+Acc widen(T v) {
+    if constexpr (std::is_integral<Acc>::value) {
+        return static_cast<Acc>(v);
+    } else {
+        return static_cast<float>(v);
+    }
+}
+
+// acc + a * b as L0C accumulates: int32 wraps (computed unsigned: no C++ overflow), float rounds.
+template <typename Acc>
+Acc multiply_add(Acc acc, Acc a, Acc b) {
+    if constexpr (std::is_integral<Acc>::value) {
+        return static_cast<Acc>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(a) * static_cast<uint32_t>(b));
+    } else {
+        return acc + a * b;
+    }
+}
+
+// The tiling fields a Matmul reads, checked once in Init. `a_bytes`, `b_bytes`: input element sizes.
+inline void check_tiling(const TCubeTiling& t, uint32_t a_bytes, uint32_t b_bytes, bool bias, const char* api) {
+    const struct {
+        const char* name;
+        int32_t value;
+    } positive[] = {{"usedCoreNum", t.usedCoreNum}, {"M", t.M}, {"N", t.N}, {"Ka", t.Ka}, {"Kb", t.Kb},
+                    {"singleCoreM", t.singleCoreM}, {"singleCoreN", t.singleCoreN}, {"singleCoreK", t.singleCoreK},
+                    {"baseM", t.baseM}, {"baseN", t.baseN}, {"baseK", t.baseK}};
+    for (const auto& f : positive) {
+        if (f.value <= 0) {
+            fault(format("%s: the tiling's %s is %d; it must be positive (fill the TCubeTiling with the host's "
+                         "MultiCoreMatmulTiling.get_tiling)",
+                         api, f.name, f.value));
+        }
+    }
+    // Depths, steps and double-buffer counts of 0 mean one (pyasc's kernels that build their tiling
+    // in the kernel leave stepKa, stepKb and dbL0* at 0); negative ones are corrupt.
+    const struct {
+        const char* name;
+        int32_t value;
+    } counts[] = {{"depthA1", t.depthA1}, {"depthB1", t.depthB1}, {"stepM", t.stepM}, {"stepN", t.stepN},
+                  {"stepKa", t.stepKa}, {"stepKb", t.stepKb}, {"dbL0A", t.dbL0A}, {"dbL0B", t.dbL0B},
+                  {"dbL0C", t.dbL0C}};
+    for (const auto& f : counts) {
+        if (f.value < 0) fault(format("%s: the tiling's %s is %d; it must not be negative", api, f.name, f.value));
+    }
+    auto at_least_one = [](int32_t v) { return uint64_t(v > 0 ? v : 1); };
+    if (t.Ka != t.Kb) fault(format("%s: the tiling's Ka (%d) and Kb (%d) differ", api, t.Ka, t.Kb));
+    if (t.baseM % 16 != 0 || t.baseN % 16 != 0) {
+        fault(format("%s: the tiling's baseM (%d) and baseN (%d) must be multiples of 16 (a fractal's side)", api,
+                     t.baseM, t.baseN));
+    }
+    if (t.baseK * a_bytes % 32 != 0) {
+        fault(format("%s: the tiling's baseK (%d) must span whole 32-byte fractal rows (%u-byte elements)", api,
+                     t.baseK, a_bytes));
+    }
+    auto kib = [](uint64_t bytes) { return format("%.1f KiB", bytes / 1024.0); };
+    const uint64_t l0a = uint64_t(t.baseM) * t.baseK * a_bytes * at_least_one(t.dbL0A);
+    const uint64_t l0b = uint64_t(t.baseK) * t.baseN * b_bytes * at_least_one(t.dbL0B);
+    const uint64_t l0c = uint64_t(t.baseM) * t.baseN * 4 * at_least_one(t.dbL0C);
+    const uint64_t l1 = at_least_one(t.depthA1) * t.baseM * t.baseK * a_bytes +
+                        at_least_one(t.depthB1) * t.baseN * t.baseK * b_bytes + (bias ? uint64_t(t.baseN) * 4 : 0);
+    const struct {
+        const char* buffer;
+        uint64_t need;
+        uint64_t has;
+        const char* what;
+    } fits[] = {{"L0A", l0a, kL0ABytes, "baseM x baseK x dbL0A"},
+                {"L0B", l0b, kL0BBytes, "baseK x baseN x dbL0B"},
+                {"L0C", l0c, kL0CBytes, "baseM x baseN x dbL0C accumulators"},
+                {"L1", l1, kL1Bytes, "depthA1 A tiles + depthB1 B tiles (+ bias)"}};
+    for (const auto& f : fits) {
+        if (f.need > f.has) {
+            fault(format("%s: the tiling needs %s of %s (%s) but %s has %s", api, kib(f.need).c_str(), f.buffer,
+                         f.what, f.buffer, kib(f.has).c_str()));
+        }
+    }
+}
+
+}  // namespace matmul
+}  // namespace ascrun
+
+namespace AscendC {
+constexpr int32_t TOTAL_L1_SIZE = static_cast<int32_t>(ascrun::kL1Bytes);
+constexpr int32_t TOTAL_L0C_SIZE = static_cast<int32_t>(ascrun::kL0CBytes);
+}  // namespace AscendC
+
+namespace matmul {
+
+template <AscendC::TPosition POSITION, CubeFormat FORMAT, typename TYPE, bool ISTRANS = false,
+          LayoutMode LAYOUT = LayoutMode::NONE, bool IBSHARE = false>
+struct MatmulType {
+    constexpr static AscendC::TPosition pos = POSITION;
+    constexpr static CubeFormat format = FORMAT;
+    using T = TYPE;
+    constexpr static bool isTrans = ISTRANS;
+    constexpr static LayoutMode layout = LAYOUT;
+};
+
+// An operand set by SetTensorA/B or SetBias: a GM tensor or a Unified Buffer one (ND).
+template <typename T>
+struct Operand {
+    bool set = false;
+    bool in_gm = true;
+    AscendC::GlobalTensor<T> gm;
+    AscendC::LocalTensor<T> ub;
+};
+
+template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = MatmulType<AscendC::TPosition::GM, CubeFormat::ND,
+          float>, const MatmulConfig& MM_CFG = CFG_NORM>
+class Matmul {
+    using SrcA = typename A_TYPE::T;
+    using SrcB = typename B_TYPE::T;
+    using Dst = typename C_TYPE::T;
+    using BiasT = typename BIAS_TYPE::T;
+    using Acc = ascrun::matmul::acc_t<SrcA>;
+
+public:
+    void Init(const TCubeTiling* tiling, AscendC::TPipe* tpipe = nullptr) {
+        (void)tpipe;
+        ascrun::enter();
+        if (tiling == nullptr) ascrun::fault("Matmul::Init: the tiling is null");
+        ascrun::matmul::check_tiling(*tiling, sizeof(SrcA), sizeof(SrcB), tiling->isBias != 0, "Matmul::Init");
+        tiling_ = *tiling;
+        org_m_ = tiling_.M, org_n_ = tiling_.N, org_ka_ = tiling_.Ka, org_kb_ = tiling_.Kb;
+        single_m_ = tiling_.singleCoreM, single_n_ = tiling_.singleCoreN, single_k_ = tiling_.singleCoreK;
+        bias_enabled_ = tiling_.isBias != 0;
+        inited_ = true;
+        reset_iteration();
+    }
+
+    void SetTensorA(const AscendC::GlobalTensor<SrcA>& gm, bool isTransposeA = false) {
+        require("SetTensorA");
+        a_ = Operand<SrcA>{true, true, gm, {}};
+        trans_a_ = isTransposeA;
+        reset_iteration();
+    }
+    void SetTensorA(const AscendC::LocalTensor<SrcA>& ub, bool isTransposeA = false) {
+        require("SetTensorA");
+        a_ = Operand<SrcA>{true, false, {}, ub};
+        trans_a_ = isTransposeA;
+        reset_iteration();
+    }
+    void SetTensorB(const AscendC::GlobalTensor<SrcB>& gm, bool isTransposeB = false) {
+        require("SetTensorB");
+        b_ = Operand<SrcB>{true, true, gm, {}};
+        trans_b_ = isTransposeB;
+        reset_iteration();
+    }
+    void SetTensorB(const AscendC::LocalTensor<SrcB>& ub, bool isTransposeB = false) {
+        require("SetTensorB");
+        b_ = Operand<SrcB>{true, false, {}, ub};
+        trans_b_ = isTransposeB;
+        reset_iteration();
+    }
+    void SetBias(const AscendC::GlobalTensor<BiasT>& gm) {
+        require("SetBias");
+        bias_ = Operand<BiasT>{true, true, gm, {}};
+        bias_enabled_ = true;
+        reset_iteration();
+    }
+    void SetBias(const AscendC::LocalTensor<BiasT>& ub) {
+        require("SetBias");
+        bias_ = Operand<BiasT>{true, false, {}, ub};
+        bias_enabled_ = true;
+        reset_iteration();
+    }
+    void DisableBias() {
+        require("DisableBias");
+        bias_enabled_ = false;
+    }
+    void ClearBias() { DisableBias(); }
+
+    // The shape this core computes (SetTail.md, SetSingleShape.md): -1 keeps the tiling's.
+    void SetTail(int tailM = -1, int tailN = -1, int tailK = -1) {
+        require("SetTail");
+        if (tailM >= 0) single_m_ = tailM;
+        if (tailN >= 0) single_n_ = tailN;
+        if (tailK >= 0) single_k_ = tailK;
+        reset_iteration();
+    }
+    void SetSingleShape(int singleM, int singleN, int singleK) { SetTail(singleM, singleN, singleK); }
+
+    // The whole matrices' shapes, which give the operands' row strides (SetOrgShape.md).
+    void SetOrgShape(int orgM, int orgN, int orgK) { SetOrgShape(orgM, orgN, orgK, orgK); }
+    void SetOrgShape(int orgM, int orgN, int orgKa, int orgKb, int orgKc = 0) {
+        require("SetOrgShape");
+        (void)orgKc;
+        org_m_ = orgM, org_n_ = orgN, org_ka_ = orgKa, org_kb_ = orgKb;
+        reset_iteration();
+    }
+
+    // The next base block (baseM x baseN) in the tiling's order, computed into the accumulators;
+    // false once every block of the single-core shape has been.
+    template <bool sync = true>
+    bool Iterate(bool enPartialSum = false) {
+        require("Iterate");
+        load("Iterate");
+        const int64_t blocks_m = ceil_div(single_m_, tiling_.baseM), blocks_n = ceil_div(single_n_, tiling_.baseN);
+        if (next_ >= blocks_m * blocks_n) return false;
+        const bool order_n = tiling_.iterateOrder == static_cast<int32_t>(IterateOrder::ORDER_N);
+        block_m_ = order_n ? next_ / blocks_n : next_ % blocks_m;
+        block_n_ = order_n ? next_ % blocks_n : next_ / blocks_m;
+        ++next_;
+        compute_block(enPartialSum);
+        return true;
+    }
+
+    // The current block into a Unified Buffer tensor, ND with rows of baseN elements.
+    template <bool sync = true>
+    void GetTensorC(const AscendC::LocalTensor<Dst>& c, uint8_t enAtomic = 0, bool enSequentialWrite = false) {
+        ascrun::BlockContext& b = require("GetTensorC");
+        (void)enSequentialWrite;
+        if (next_ == 0) ascrun::fault("Matmul::GetTensorC: no block yet (call Iterate first)");
+        const uint64_t count = uint64_t(tiling_.baseM) * tiling_.baseN;
+        Dst* out = ascrun::ub_operand(b, "Matmul::GetTensorC", "dst", c, count);
+        for (int64_t i = 0; i < rows_; ++i) {
+            for (int64_t j = 0; j < cols_; ++j) store(out[i * tiling_.baseN + j], acc_[i * tiling_.baseN + j], enAtomic);
+        }
+    }
+
+    // The current block into its place in a GM matrix of orgN columns.
+    template <bool sync = true>
+    void GetTensorC(const AscendC::GlobalTensor<Dst>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false) {
+        ascrun::BlockContext& b = require("GetTensorC");
+        if (next_ == 0) ascrun::fault("Matmul::GetTensorC: no block yet (call Iterate first)");
+        const int64_t row0 = enSequentialWrite ? 0 : block_m_ * tiling_.baseM;
+        const int64_t col0 = enSequentialWrite ? 0 : block_n_ * tiling_.baseN;
+        const int64_t stride = enSequentialWrite ? cols_ : org_n_;
+        for (int64_t i = 0; i < rows_; ++i) {
+            Dst* out = gm.ascrun_access(b, "Matmul::GetTensorC", (row0 + i) * stride + col0, cols_, true);
+            for (int64_t j = 0; j < cols_; ++j) store(out[j], acc_[i * tiling_.baseN + j], enAtomic);
+        }
+    }
+
+    // Every block of the single-core shape into a GM matrix of orgN columns (IterateAll.md).
+    template <bool sync = true>
+    void IterateAll(const AscendC::GlobalTensor<Dst>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
+                    bool waitIterateAll = false, bool fakeMsg = false) {
+        (void)waitIterateAll, (void)fakeMsg;
+        while (Iterate<sync>()) GetTensorC<sync>(gm, enAtomic, enSequentialWrite);
+    }
+
+    // batch = max(batchA, batchB) products of matrices stored one after another (LayoutMode NORMAL):
+    // product i takes A i / (batch / batchA) and B i / (batch / batchB), and goes to C i
+    // (IterateBatch.md). A matrix stride of 0 means the matrix's size.
+    template <bool sync = true, bool waitIterateBatch = false>
+    void IterateBatch(const AscendC::GlobalTensor<Dst>& gm, uint32_t batchA, uint32_t batchB, bool enSequentialWrite,
+                      uint32_t matrixStrideA = 0, uint32_t matrixStrideB = 0, uint32_t matrixStrideC = 0) {
+        require("IterateBatch");
+        const uint32_t batch = std::max(batchA, batchB);
+        if (batchA == 0 || batchB == 0 || batch % batchA != 0 || batch % batchB != 0) {
+            ascrun::fault(ascrun::format("Matmul::IterateBatch: batchA %u and batchB %u must be positive and divide the "
+                                         "larger",
+                                         batchA, batchB));
+        }
+        if (!a_.in_gm || !b_.in_gm) ascrun::fault("Matmul::IterateBatch: A and B must be in GM");
+        const Operand<SrcA> a = a_;
+        const Operand<SrcB> b = b_;
+        const uint64_t stride_a = matrixStrideA ? matrixStrideA : uint64_t(org_m_) * org_ka_;
+        const uint64_t stride_b = matrixStrideB ? matrixStrideB : uint64_t(org_kb_) * org_n_;
+        const uint64_t stride_c = matrixStrideC ? matrixStrideC : uint64_t(org_m_) * org_n_;
+        for (uint32_t i = 0; i < batch; ++i) {
+            a_.gm = a.gm[stride_a * (i / (batch / batchA))];
+            b_.gm = b.gm[stride_b * (i / (batch / batchB))];
+            reset_iteration();
+            IterateAll<sync>(gm[stride_c * i], 0, enSequentialWrite);
+        }
+        a_ = a, b_ = b;
+        reset_iteration();
+    }
+
+    void End() {
+        require("End");
+        reset_iteration();
+    }
+
+private:
+    static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+    ascrun::BlockContext& require(const char* api) {
+        ascrun::BlockContext& b = ascrun::enter();
+        if (!inited_) {
+            ascrun::fault(ascrun::format("Matmul::%s: the Matmul was never initialised (REGIST_MATMUL_OBJ with a "
+                                         "tiling, or Init)",
+                                         api));
+        }
+        return b;
+    }
+
+    void reset_iteration() {
+        next_ = 0;
+        loaded_ = false;
+    }
+
+    // Reads one operand element: a row-major matrix `rows` x `cols` with row stride `ld`.
+    template <typename T>
+    void read_matrix(ascrun::BlockContext& b, const char* role, const Operand<T>& op, int64_t rows, int64_t cols,
+                     int64_t ld, std::vector<Acc>& out) {
+        out.assign(static_cast<size_t>(rows * cols), Acc(0));
+        if (op.in_gm) {
+            for (int64_t r = 0; r < rows; ++r) {
+                const T* row = op.gm.ascrun_access(b, role, r * ld, cols, false);
+                for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = ascrun::matmul::widen<Acc>(row[c]);
+            }
+        } else {
+            const T* p = ascrun::ub_operand(b, role, "src", op.ub, uint64_t((rows - 1) * ld + cols));
+            for (int64_t r = 0; r < rows; ++r) {
+                for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = ascrun::matmul::widen<Acc>(p[r * ld + c]);
+            }
+        }
+    }
+
+    // A (single_m x single_k) and B (single_k x single_n) of this core, as the cube reads them.
+    void load(const char* api) {
+        if (loaded_) return;
+        ascrun::BlockContext& b = ascrun::enter();
+        if (!a_.set || !b_.set) {
+            ascrun::fault(ascrun::format("Matmul::%s: SetTensorA and SetTensorB come first", api));
+        }
+        const int64_t m = single_m_, n = single_n_, k = single_k_;
+        if (m <= 0 || n <= 0 || k <= 0) {
+            ascrun::fault(ascrun::format("Matmul::%s: the single-core shape %lld x %lld x %lld is empty", api,
+                                         (long long)m, (long long)n, (long long)k));
+        }
+        std::vector<Acc> raw;
+        // A is M x Ka row-major (transposed: Ka x M), B is Kb x N (transposed: N x Kb)
+        read_matrix(b, "Matmul(A)", a_, trans_a_ ? k : m, trans_a_ ? m : k, trans_a_ ? org_m_ : org_ka_, raw);
+        a_vals_.resize(static_cast<size_t>(m * k));
+        for (int64_t i = 0; i < m; ++i) {
+            for (int64_t p = 0; p < k; ++p) a_vals_[i * k + p] = trans_a_ ? raw[p * m + i] : raw[i * k + p];
+        }
+        read_matrix(b, "Matmul(B)", b_, trans_b_ ? n : k, trans_b_ ? k : n, trans_b_ ? org_kb_ : org_n_, raw);
+        b_vals_.resize(static_cast<size_t>(k * n));
+        for (int64_t p = 0; p < k; ++p) {
+            for (int64_t j = 0; j < n; ++j) b_vals_[p * n + j] = trans_b_ ? raw[j * k + p] : raw[p * n + j];
+        }
+        bias_vals_.clear();
+        if (bias_enabled_) {
+            if (!bias_.set) ascrun::fault(ascrun::format("Matmul::%s: the tiling has isBias but SetBias was not called", api));
+            read_matrix(b, "Matmul(bias)", bias_, 1, n, n, bias_vals_);
+        }
+        loaded_ = true;
+    }
+
+    // acc_ = bias + A[block rows] x B[block cols], accumulated in Acc over K (or added to acc_).
+    void compute_block(bool partial_sum) {
+        const int64_t k = single_k_, n = single_n_;
+        const int64_t r0 = block_m_ * tiling_.baseM, c0 = block_n_ * tiling_.baseN;
+        rows_ = std::min<int64_t>(tiling_.baseM, single_m_ - r0);
+        cols_ = std::min<int64_t>(tiling_.baseN, n - c0);
+        acc_.resize(static_cast<size_t>(tiling_.baseM) * tiling_.baseN);
+        std::vector<Acc> row(static_cast<size_t>(cols_));
+        for (int64_t i = 0; i < rows_; ++i) {
+            for (int64_t j = 0; j < cols_; ++j) {
+                row[j] = partial_sum ? acc_[i * tiling_.baseN + j]
+                                     : (bias_vals_.empty() ? Acc(0) : bias_vals_[c0 + j]);
+            }
+            for (int64_t p = 0; p < k; ++p) {
+                const Acc a = a_vals_[(r0 + i) * k + p];
+                const Acc* brow = &b_vals_[p * n + c0];
+                for (int64_t j = 0; j < cols_; ++j) row[j] = ascrun::matmul::multiply_add(row[j], a, brow[j]);
+            }
+            for (int64_t j = 0; j < cols_; ++j) acc_[i * tiling_.baseN + j] = row[j];
+        }
+    }
+
+    // One accumulator out to C's type (Fixpipe's conversion: round to nearest even), or added to
+    // what is there (enAtomic 1: atomic add).
+    static void store(Dst& out, Acc v, uint8_t enAtomic) {
+        if (enAtomic == 1) {
+            out = static_cast<Dst>(ascrun::matmul::multiply_add(ascrun::matmul::widen<Acc>(out), v, Acc(1)));
+        } else {
+            out = static_cast<Dst>(v);
+        }
+    }
+
+    TCubeTiling tiling_{};
+    bool inited_ = false;
+    int64_t org_m_ = 0, org_n_ = 0, org_ka_ = 0, org_kb_ = 0;
+    int64_t single_m_ = 0, single_n_ = 0, single_k_ = 0;
+    Operand<SrcA> a_;
+    Operand<SrcB> b_;
+    Operand<BiasT> bias_;
+    bool trans_a_ = false, trans_b_ = false, bias_enabled_ = false;
+    bool loaded_ = false;
+    std::vector<Acc> a_vals_, b_vals_, bias_vals_;
+    int64_t next_ = 0, block_m_ = 0, block_n_ = 0, rows_ = 0, cols_ = 0;
+    std::vector<Acc> acc_;
+};
+
+}  // namespace matmul
+
+namespace ascrun {
+namespace matmul {
+
+// Whether REGIST_MATMUL_OBJ goes on in this core's code: not on the AIC of a mixed kernel, which on
+// the device serves its AIVs' Matmul calls inside the macro and then returns.
+inline bool registers_here() {
+    BlockContext& b = enter();
+    return !(b.core_type == AscendC::AIC && b.launch->cores().mixed());
+}
+
+inline void regist(AscendC::TPipe*, __gm__ uint8_t*) {}
+
+template <class MM, class... Rest>
+void regist(AscendC::TPipe* pipe, __gm__ uint8_t* workspace, MM& mm, const TCubeTiling* tiling, Rest&&... rest) {
+    if (tiling != nullptr) mm.Init(tiling, pipe);  // a null tiling: the kernel calls Init itself
+    regist(pipe, workspace, std::forward<Rest>(rest)...);
+}
+
+template <class MM>
+void regist(AscendC::TPipe* pipe, __gm__ uint8_t* workspace, MM& mm) {
+    (void)pipe, (void)workspace, (void)mm;
+}
+
+}  // namespace matmul
+}  // namespace ascrun
+
+// REGIST_MATMUL_OBJ(tpipe, workspace, mm1, tiling1, mm2, tiling2, ...) (REGIST_MATMUL_OBJ.md).
+#define REGIST_MATMUL_OBJ(tpipe, workspace, ...)                                              \
+    if (!::ascrun::matmul::registers_here()) return;                                          \
+    ::ascrun::matmul::regist((tpipe), reinterpret_cast<__gm__ uint8_t*>(workspace), __VA_ARGS__)
+
+#pragma GCC visibility pop
