@@ -39,10 +39,10 @@ def test_wheel_ships_packages_and_runtime_headers(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for package in PACKAGES:
         assert package.replace(".", "/") + "/__init__.py" in names
-    runtime = ROOT / "shared" / "compiler" / "cpu_runtime"
-    sources = {f"ascrun/compiler/cpu_runtime/{path.relative_to(runtime)}" for path in runtime.rglob("*")
+    runtime = ROOT / "shared" / "compiler" / "targets" / "cpu" / "runtime"
+    sources = {f"ascrun/compiler/targets/cpu/runtime/{path.relative_to(runtime)}" for path in runtime.rglob("*")
                if path.suffix in (".h", ".cpp")}
-    assert "ascrun/compiler/cpu_runtime/ascrun/launch/launch.cpp" in sources and sources <= names
+    assert "ascrun/compiler/targets/cpu/runtime/ascrun/launch/launch.cpp" in sources and sources <= names
 
 
 def test_wheel_ships_the_dashboard(wheel):

@@ -4,7 +4,7 @@ through run_local with caches that start empty (so the toolchain really builds),
 against numpy exactly and, on a target other than cpu, against the cpu target with compare.py's
 tolerances. Prints a table; all must pass. Each cpu row gives the modeled timeline's cycles (and
 their time at the model's clock); a device row gives the device's kernel time next to the model's:
-the calibration step of the cost model (cpu_runtime/ascrun/pipes/costs.h) on a CANN host."""
+the calibration step of the cost model (shared/compiler/targets/cpu/runtime/ascrun/pipes/costs.h) on a CANN host."""
 from __future__ import annotations
 
 import time

@@ -1,4 +1,4 @@
-// A hostile "kernel" artifact, hand-written against the launch ABI (cpu_runtime/ascrun/launch/launch.h):
+// A hostile "kernel" artifact, hand-written against the launch ABI (targets/cpu/runtime/ascrun/launch/launch.h):
 // its one int32 argument picks an attack, and it reports what happened in the error text.
 #include <cerrno>
 #include <csignal>

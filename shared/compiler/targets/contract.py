@@ -31,7 +31,7 @@ class RunResult:
     warnings: List[str] = field(default_factory=list)
     # a device's phases, e.g. {"h2d": s, "kernel": s, "d2h": s}; `seconds` is the kernel's part
     timings: Dict[str, float] = field(default_factory=dict)
-    # the cpu target's modeled timeline (cpu_runtime/ascrun/pipes/trace.h): {"cycles", "clock_ghz", "cores":
+    # the cpu target's modeled timeline (targets/cpu/runtime/ascrun/pipes/trace.h): {"cycles", "clock_ghz", "cores":
     # [{"core", "cycles", "instructions", "busy", "critical_path"}], "unlisted_cores"}; None elsewhere
     model: Optional[Dict[str, Any]] = None
     trace: Optional[str] = None  # the same as a Chrome/Perfetto trace (JSON text)

@@ -24,6 +24,6 @@ class CpuTarget(Target):
             self.toolchain, self.runner = JailedCpuToolchain(self.compiler, limits), JailedRunners(limits)
 
     def capabilities(self) -> dict:
-        # the pipe model: the hazard check and the modeled timeline (cpu_runtime/ascrun/pipes/)
+        # the pipe model: the hazard check and the modeled timeline (runtime/ascrun/pipes/)
         return dict(super().capabilities(), toolchain=self.compiler.compiler_version, hazards_checked=True,
                     cost_model="910B-class")

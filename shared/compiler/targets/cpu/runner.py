@@ -29,7 +29,7 @@ from ...tempdir import private_temp_dir
 from ..contract import RunResult, check_bounds, check_core_num, check_hazards
 
 ERROR_CAPACITY = 4096
-ABI_VERSION = 3  # cpu_runtime/ascrun/launch/launch.h kAbiVersion
+ABI_VERSION = 3  # runtime/ascrun/launch/launch.h kAbiVersion
 GUARD_BYTES = 1 << 20
 GUARD_POISON = 0xA5
 
@@ -41,7 +41,7 @@ _SCALAR_CTYPES = {
 
 
 class AscrunRegion(ctypes.Structure):
-    """One tensor argument as the runtime sees it (cpu_runtime/ascrun/launch/launch.h)."""
+    """One tensor argument as the runtime sees it (runtime/ascrun/launch/launch.h)."""
     _fields_ = [("base", ctypes.c_void_p), ("bytes", ctypes.c_uint64), ("guard_bytes", ctypes.c_uint64),
                 ("name", ctypes.c_char_p), ("written", ctypes.c_uint32)]
 

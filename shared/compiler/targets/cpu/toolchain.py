@@ -1,5 +1,5 @@
 """The cpu target's toolchain: pyasc's Ascend C, unchanged, compiled with the system C++ compiler
-against ascrun's own implementation of the Ascend C API (cpu_runtime/kernel_operator.h) into a
+against ascrun's own implementation of the Ascend C API (runtime/kernel_operator.h) into a
 shared library the CpuRunner loads.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ...errors import BuildError
 from ...tempdir import private_temp_dir, runtime_temp_dir
 from ..contract import Toolchain, compiler_diagnostics
 
-RUNTIME_DIR = Path(__file__).parents[2] / "cpu_runtime"
+RUNTIME_DIR = Path(__file__).with_name("runtime")
 BUILD_TIMEOUT_S = 300
 # -fno-strict-aliasing: the runtime views the Unified Buffer's bytes as tensors of any dtype.
 CPU_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-fno-strict-aliasing", "-pthread")
@@ -32,7 +32,7 @@ def runtime_digest() -> str:
 
 
 class CpuToolchain(Toolchain):
-    """Builds a shared library exporting the kernel plus the launch ABI of cpu_runtime/ascrun/launch/launch.h."""
+    """Builds a shared library exporting the kernel plus the launch ABI of runtime/ascrun/launch/launch.h."""
     target = "cpu"
 
     def __init__(self, cxx: str | None = None):
