@@ -80,7 +80,7 @@ class Pool:
 
     def __init__(self, workdir: Path, workers: int, fsync_always: bool = True):
         """Redis as `ascrun up` runs it; with `fsync_always`, fsync'ing every write (not once a second)."""
-        from ascrun.cli import redis_command
+        from ascrun.cli.stack import redis_command
         port = _free_port()
         self.workdir = workdir
         self.redis_cmd = redis_command(port, str(workdir)) + (["--appendfsync", "always"] if fsync_always else [])

@@ -4,16 +4,16 @@
 `cpu` target; `ascrun.Client().launch(...)` and `ascrun.remote(kernel)[core_num](...)` run it
 on an ascrun service. This package imports neither pyasc nor the server's dependencies.
 Where pyasc is installed without CANN, importing it makes pyasc's `asc.lib.host` (the Matmul host
-tiling) ascrun's own, host_tiling.py.
+tiling) ascrun's own, compat/host_tiling.py.
 """
-from .async_client import AsyncClient, AsyncLaunchHandle
 from .bench import Benchmark, GateFailed, Gates, benchmark_local
-from .client import Client, RemoteKernel, remote
+from .compat.host_tiling import use_when_cann_is_missing
 from .compiler.errors import AscrunError, KernelError
-from .handle import LaunchHandle
-from .host_tiling import use_when_cann_is_missing
 from .local import run_local
 from .result import LaunchResult
+from .service.async_client import AsyncClient, AsyncLaunchHandle
+from .service.client import Client, RemoteKernel, remote
+from .service.handle import LaunchHandle
 
 use_when_cann_is_missing()
 

@@ -23,7 +23,6 @@ from .compiler.cache import Cache
 from .compiler.errors import KernelError
 from .local import launch_here
 from .result import LaunchResult
-from .submission import Submission
 
 BASELINE_FORMAT = 1
 POLICY_KEYS = ("warmup", "min_repeats", "max_repeats", "target_rel_error", "budget_seconds")
@@ -105,17 +104,6 @@ def describe(data: Dict[str, Any]) -> str:
     return (f"{what} time median {_us(s['median'])} us, mean {_us(s['mean'])} us ± {_us(s['stderr'])} "
             f"(std {_us(s['std'])}, rel. error {rel}), min {_us(s['min'])}, max {_us(s['max'])}; "
             f"{data['repeats']} repeats after {data['warmup']} warm-up, stopped by {data['stopped_by']}{cycles}")
-
-
-def with_benchmark(job: Submission, policy: Optional[Dict[str, Any]], compare: Optional[str] = None) -> Submission:
-    """The submission as a benchmark job with `policy` (None: as it is)."""
-    if policy is None:
-        return job
-    if compare is not None:
-        raise KernelError("a benchmark does not compare targets (compare=): benchmark each target on its own",
-                          kind="bad_request")
-    job.body["benchmark"] = policy
-    return job
 
 
 def from_record(record: Dict[str, Any], result: LaunchResult) -> Benchmark:

@@ -132,7 +132,7 @@ class Service:
     def __init__(self, redis_url: str, env_extra: dict | None = None):
         import os
 
-        from ascrun.cli import Stack
+        from ascrun.cli.stack import Stack
         self.stack = Stack()
         self.env = dict(os.environ, REDIS_URL=redis_url, **(env_extra or {}))
         self.port = _free_port()

@@ -14,7 +14,7 @@ import ascrun
 from ascrun.bench import (Baseline, Gates, GateFailed, MarkedBenchmark, baseline_problem, max_cycles_problem,
                           parse_tolerance)
 from ascrun.compiler.benchmark import BenchmarkBug, Policy, RunResult, job_policy, measure, stop_rule, summarize
-from ascrun.submission import submission
+from ascrun.service.submission import submission
 from ascrun_cli import ascrun as ascrun_cli
 from conftest import ROOT
 from hazards import vadd_sync_kernel

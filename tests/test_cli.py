@@ -139,6 +139,6 @@ def _read(fd: int) -> bytes:
 @pytest.mark.parametrize("position, shown", [(1, "1st"), (2, "2nd"), (3, "3rd"), (4, "4th"), (11, "11th"), (12, "12th"),
                                              (13, "13th"), (21, "21st"), (22, "22nd"), (111, "111th")])
 def test_the_progress_line_says_a_queued_jobs_place(position, shown):
-    from ascrun.progress import state_of
+    from ascrun.cli.progress import state_of
     assert state_of({"status": "queued", "queue_position": position, "queue_depth": 120}) == f"queued: {shown} of 120"
     assert state_of({"status": "queued"}) == "queued"  # taken by a worker just now: no place

@@ -1,4 +1,4 @@
-"""The client's sans-IO core (client/core.py): fed made-up responses, it asks for the requests it
+"""The client's sans-IO core (client/service/core.py): fed made-up responses, it asks for the requests it
 should and returns or raises what Client and AsyncClient then return or raise. The last test runs
 both shells against the service and compares what they see."""
 import asyncio
@@ -10,7 +10,7 @@ import pytest
 
 import ascrun
 import ops
-from ascrun.core import LONG_POLL_MARGIN_S, Request, ServiceApi, checked, raise_failure
+from ascrun.service.core import LONG_POLL_MARGIN_S, Request, ServiceApi, checked, raise_failure
 
 JOB = "0" * 32
 

@@ -134,7 +134,7 @@ def test_each_image_command_is_one_the_cli_takes(stage):
         assert "exec ascrun worker --target npu" in script and "exec ascrun worker --target sim" in script
         return
     assert command[0] == "ascrun"
-    from ascrun.cli import main
+    from ascrun.cli.main import main
     with pytest.raises(SystemExit) as e:
         main([*command[1:], "--help"])
     assert e.value.code == 0

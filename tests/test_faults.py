@@ -65,7 +65,7 @@ def _run_jail(worker_pid: int) -> int:
 
 def _start_spin(client, rounds=2**31 - 1, timeout=60):
     x = np.ones(64, np.float32)
-    args, blobs = ascrun.submission.job_arguments(ascrun.args.prepare(["x", "z", "rounds"],
+    args, blobs = ascrun.service.submission.job_arguments(ascrun.args.prepare(["x", "z", "rounds"],
                                                                       [x, np.zeros_like(x), rounds]))
     bundle = ascrun.compiler.bundle.collect(ops.spin_kernel).to_json()
     job = client.submit_job({"bundle": bundle, "core_num": 1, "args": args, "timeout": timeout}, blobs, wait=0)

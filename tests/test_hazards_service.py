@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import ascrun
-from ascrun.submission import submission
+from ascrun.service.submission import submission
 from ascrun_cli import ascrun as ascrun_cli
 from kernels.hazards import vadd_sync_kernel
 

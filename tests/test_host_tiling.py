@@ -13,9 +13,9 @@ import asc
 import pytest
 
 import ascrun
-import ascrun.host_tiling as host
+import ascrun.compat.host_tiling as host
 from ascrun.compiler import structs
-from ascrun.script import STANDIN
+from ascrun.compat.script import STANDIN
 
 ROOT = Path(__file__).resolve().parent.parent
 TCubeTiling = asc.adv.TCubeTiling  # pyasc's own
@@ -401,7 +401,7 @@ def run_python(code, env_change=None, path=None):
 
 def test_a_working_cann_is_never_shadowed_and_import_order_does_not_matter():
     # ascrun imported first is this process's case (pytest loads ascrun's plugin before the tests)
-    assert run_python(PYASC_ORDER + CHECK) == "ascrun.host_tiling True\n"
+    assert run_python(PYASC_ORDER + CHECK) == "ascrun.compat.host_tiling True\n"
     # (without touching the proxy, which would build pyasc's library against that CANN)
     with_cann = run_python(ASCRUN_ORDER + "print(vars(h)['MultiCoreMatmulTiling'] is h.wrappers.MultiCoreMatmulTiling, "
                            "h.loader.Loader.module)\n", env_change={"ASCEND_HOME_PATH": "/opt/ascend-toolkit"})
@@ -450,7 +450,7 @@ def test_the_standin_gives_pyasc_s_structs_and_the_same_tiling():
     assert standin["values"] == structs.values_of(tiling)
     assert standin["bytes"] == tiling.pack().hex()
     assert standin["module"] == type(tiling).__module__ == structs.PYASC_TILING_MODULE
-    assert ascrun.host_tiling is host
+    assert ascrun.compat.host_tiling is host
 
 
 PYASC_HOST_TESTS = 89  # the cases of python/test/unit/lib/host at pyasc cecba26

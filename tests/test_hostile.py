@@ -47,7 +47,7 @@ def _attack_bundle(body: str) -> KernelBundle:
 def _submit(stack, tenant: str, bundle: KernelBundle) -> dict:
     """The job's record; a submission the API refuses reads as a failed record with its error."""
     with ascrun.Client(stack.url, token=TOKENS[tenant]) as client:
-        args, blobs = ascrun.submission.job_arguments(ascrun.args.prepare(["x"], [np.zeros(16, np.float32)]))
+        args, blobs = ascrun.service.submission.job_arguments(ascrun.args.prepare(["x"], [np.zeros(16, np.float32)]))
         try:
             job = client.submit_job({"bundle": bundle.to_json(), "core_num": 1, "args": args, "timeout": 60},
                                     blobs, wait=0)

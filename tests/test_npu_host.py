@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from ascrun import npu_host
+from ascrun.compat import npu_host
 
 torch = pytest.importorskip("torch")
 NO_NPU = "device type at start of device string: npu"  # the end of torch's error for "npu" without torch_npu
@@ -48,7 +48,7 @@ def test_left_alone_where_torch_npu_is_importable(tmp_path, monkeypatch):
 
 
 def test_torch_is_mapped_when_the_code_imports_it_not_before():
-    code = ("import sys\nfrom ascrun import npu_host\nuninstall = npu_host.install()\n"
+    code = ("import sys\nfrom ascrun.compat import npu_host\nuninstall = npu_host.install()\n"
             "assert 'torch' not in sys.modules\nimport torch\n"
             "print(torch.randn(3, device='npu').device, torch.__spec__.loader is torch.__loader__)\n"
             "uninstall()\nimport torch.nn\ntry:\n    torch.device('npu')\nexcept RuntimeError as e:\n    print(e)\n")

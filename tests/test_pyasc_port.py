@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 import ascrun
-from ascrun.script import RemoteLaunches, install
+from ascrun.compat.script import RemoteLaunches, install
 
 
 def port_case(module_name: str, index: int = 0):

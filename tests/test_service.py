@@ -156,7 +156,7 @@ def test_long_poll_returns_when_the_job_ends(client):
     x = np.ones(64, np.float32)
     z = np.zeros_like(x)
     bundle = ascrun.compiler.bundle.collect(ops.spin_kernel).to_json()
-    args, blobs = ascrun.submission.job_arguments(ascrun.args.prepare(["x", "z", "rounds"], [x, z, 30_000_000]))
+    args, blobs = ascrun.service.submission.job_arguments(ascrun.args.prepare(["x", "z", "rounds"], [x, z, 30_000_000]))
     job = client.submit_job({"bundle": bundle, "core_num": 1, "args": args}, blobs, wait=0)
     assert job["status"] in ("queued", "started")
     start = time.monotonic()
@@ -193,7 +193,7 @@ def test_blob_limits_and_digest_checks(redis_url):
 def test_retried_submit_with_the_same_idempotency_key_runs_once(client, add_example):
     import httpx
     x = np.arange(4096, dtype=np.float32)
-    args, blobs = ascrun.submission.job_arguments(ascrun.args.prepare(["x", "y", "z", "block_length"],
+    args, blobs = ascrun.service.submission.job_arguments(ascrun.args.prepare(["x", "y", "z", "block_length"],
                                                                       [x, x, np.zeros_like(x), 2048]))
     for digest, data in blobs.items():
         httpx.put(f"{client.url}/v1/blobs/{digest}", content=data).raise_for_status()

@@ -171,7 +171,7 @@ def test_several_field_dtypes_through_the_service(client):
 
 
 def submission(kernel, *args):
-    body, _, _ = ascrun.submission.submission(kernel, 1, args, "cpu", None, "fault")
+    body, _, _ = ascrun.service.submission.submission(kernel, 1, args, "cpu", None, "fault")
     return body
 
 

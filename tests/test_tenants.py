@@ -96,7 +96,7 @@ def test_active_jobs_and_rate_limits(pool):
         bundle = ascrun.compiler.bundle.collect(ops.spin_kernel).to_json()
 
         def body(rounds, timeout=None):
-            args, blobs = ascrun.submission.job_arguments(prepare(["x", "z", "rounds"],
+            args, blobs = ascrun.service.submission.job_arguments(prepare(["x", "z", "rounds"],
                                                                   [x, np.zeros_like(x), rounds]))
             return {"bundle": bundle, "core_num": 1, "args": args, "timeout": timeout or 30}, blobs
 

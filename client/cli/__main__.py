@@ -1,0 +1,6 @@
+"""`python -m ascrun.cli`: the `ascrun` command."""
+import sys
+
+from .main import main
+
+sys.exit(main())

