@@ -11,11 +11,11 @@ from .compat.host_tiling import use_when_cann_is_missing
 from .compiler.errors import AscrunError, KernelError
 from .local import run_local
 from .result import LaunchResult
-from .service.async_client import AsyncClient, AsyncLaunchHandle
+from .service.async_client import AsyncClient
 from .service.client import Client, RemoteKernel, remote
-from .service.handle import LaunchHandle
+from .service.handle import AsyncLaunchHandle, LaunchHandle
 
 use_when_cann_is_missing()
 
-__all__ = ["AscrunError", "AsyncClient", "AsyncLaunchHandle", "Benchmark", "Client", "GateFailed", "Gates", "KernelError", "LaunchHandle", "LaunchResult",
-           "RemoteKernel", "benchmark_local", "remote", "run_local"]
+__all__ = ["AscrunError", "AsyncClient", "AsyncLaunchHandle", "Benchmark", "Client", "GateFailed", "Gates",
+           "KernelError", "LaunchHandle", "LaunchResult", "RemoteKernel", "benchmark_local", "remote", "run_local"]

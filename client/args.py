@@ -10,7 +10,7 @@ import numpy as np
 
 from .compiler import structs
 from .compiler.bundle import KernelBundle, collect
-from .compiler.errors import KernelError
+from .compiler.errors import KernelError, Kind
 from .compiler.frontend import ArgSpec, constexpr_params, param_names
 from .launch_checks import count_problem, scalar_problem, string_problem, tensor_dtype_problem
 
@@ -49,12 +49,12 @@ def _is_torch_tensor(value: Any) -> bool:
 def _as_array(name: str, value: Any) -> np.ndarray:
     if _is_torch_tensor(value):
         if value.device.type != "cpu":
-            raise KernelError(f"tensor '{name}' is on {value.device}: pass CPU tensors", kind="bad_request")
+            raise KernelError(f"tensor '{name}' is on {value.device}: pass CPU tensors", kind=Kind.BAD_REQUEST)
         try:
             return value.detach().numpy()
         except TypeError as e:  # e.g. bfloat16, which numpy lacks
             raise KernelError(f"tensor '{name}' has dtype {value.dtype}, which cannot be sent yet: {e}",
-                              kind="bad_request") from None
+                              kind=Kind.BAD_REQUEST) from None
     return value
 
 
@@ -64,13 +64,13 @@ def launch_args(kernel: Any, args: Sequence[Any]) -> Tuple[KernelBundle, HostArg
     names = param_names(bundle)
     problem = count_problem(bundle.entry, names, len(args))
     if problem:
-        raise KernelError(problem, kind="bad_request")
+        raise KernelError(problem, kind=Kind.BAD_REQUEST)
     host = prepare(names, args)
     constexprs = constexpr_params(bundle)
     for name, spec in zip(names, host.specs):
         problem = string_problem(name, constexprs) if spec.dtype == "str" else None
         if problem:
-            raise KernelError(problem, kind="bad_request")
+            raise KernelError(problem, kind=Kind.BAD_REQUEST)
     return bundle.with_structs(host.structs), host
 
 
@@ -83,7 +83,7 @@ def prepare(names: Sequence[str], args: Sequence[Any]) -> HostArgs:
         if isinstance(array, np.ndarray):
             problem = tensor_dtype_problem(name, array.dtype)
             if problem:
-                raise KernelError(problem, kind="bad_request")
+                raise KernelError(problem, kind=Kind.BAD_REQUEST)
             host.specs.append(ArgSpec("tensor", array.dtype.name))
             host.values[name] = np.ascontiguousarray(array)
             host.callers[name] = value
@@ -100,9 +100,9 @@ def prepare(names: Sequence[str], args: Sequence[Any]) -> HostArgs:
         else:
             raise KernelError(f"argument '{name}' is a {type(value).__name__}: pass numpy arrays, torch CPU "
                               "tensors, Python/numpy scalars, pyasc Structs or (for ConstExpr) strings",
-                              kind="bad_request")
+                              kind=Kind.BAD_REQUEST)
         spec = host.specs[-1]
         problem = scalar_problem(spec.dtype, spec.value) if spec.kind == "scalar" else None
         if problem:
-            raise KernelError(f"argument '{name}': scalar of dtype {spec.dtype}: {problem}", kind="bad_request")
+            raise KernelError(f"argument '{name}': scalar of dtype {spec.dtype}: {problem}", kind=Kind.BAD_REQUEST)
     return host

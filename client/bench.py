@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Optional
 
 from .compiler import benchmark
 from .compiler.cache import Cache
-from .compiler.errors import KernelError
+from .compiler.errors import KernelError, Kind
 from .local import launch_here
 from .result import LaunchResult
 
@@ -110,7 +110,7 @@ def from_record(record: Dict[str, Any], result: LaunchResult) -> Benchmark:
     """The Benchmark of a finished benchmark job."""
     if record.get("benchmark") is None:
         raise KernelError(f"job {record['id']} ran, but the service recorded no benchmark: it predates benchmark "
-                          "jobs", kind="unavailable")
+                          "jobs", kind=Kind.UNAVAILABLE)
     return Benchmark.from_json(record["kernel"], record["target"], record["core_num"], record["benchmark"], result)
 
 
@@ -166,7 +166,7 @@ class Baseline:
                 data = json.loads(self.path.read_text())
                 self.entries = dict(data["kernels"])
             except (ValueError, KeyError, TypeError) as e:
-                raise KernelError(f"{self.path} is not an ascrun baseline file ({e})", kind="bad_request") from None
+                raise KernelError(f"{self.path} is not an ascrun baseline file ({e})", kind=Kind.BAD_REQUEST) from None
 
     def cycles(self, key: str) -> Optional[int]:
         entry = self.entries.get(key)
@@ -206,7 +206,7 @@ class Gates:
             return failures, notes
         if bench.cycles is None:
             raise KernelError(f"{key}: the cycle gates need modeled cycles, which only the cpu target gives "
-                              f"(this ran on {bench.target})", kind="bad_request")
+                              f"(this ran on {bench.target})", kind=Kind.BAD_REQUEST)
         if self.max_cycles is not None:
             problem = max_cycles_problem(key, bench.cycles, self.max_cycles)
             (failures if problem else notes).append(problem or f"{key}: {bench.cycles} modeled cycles, within the "

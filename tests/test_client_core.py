@@ -1,7 +1,8 @@
 """The client's sans-IO core (client/service/core.py): fed made-up responses, it asks for the requests it
-should and returns or raises what Client and AsyncClient then return or raise. The last test runs
-both shells against the service and compares what they see."""
+should and returns or raises what Client and AsyncClient then return or raise. The last tests run
+both shells, against made-up answers (the same requests) and against the service (the same results)."""
 import asyncio
+import base64
 import hashlib
 
 import httpx
@@ -10,9 +11,15 @@ import pytest
 
 import ascrun
 import ops
-from ascrun.service.core import LONG_POLL_MARGIN_S, Request, ServiceApi, checked, raise_failure
+from ascrun.args import HostArgs
+from ascrun.compiler.errors import CompileError, KernelError, KernelRuntimeError, ServiceUnreachable
+from ascrun.compiler.frontend import ArgSpec
+from ascrun.service.core import LONG_POLL_MARGIN_S, POLL_S, Request, ServiceApi, checked, raise_failure
+from ascrun.service.http import run
+from ascrun.service.submission import Submission, compared_on
 
 JOB = "0" * 32
+OTHER = "1" * 32
 
 
 class Service:
@@ -52,9 +59,9 @@ def api(clock=lambda: 0.0):
     return ServiceApi(clock=clock, new_key=lambda: "key-1")
 
 
-def poll(wait):
+def poll(wait, job=JOB):
     """A long-poll of the job's record."""
-    return Request("GET", f"/v1/jobs/{JOB}", params={"wait": f"{wait:.3f}"}, timeout=wait + LONG_POLL_MARGIN_S)
+    return Request("GET", f"/v1/jobs/{job}", params={"wait": f"{wait:.3f}"}, timeout=wait + LONG_POLL_MARGIN_S)
 
 
 # -- one request each --------------------------------------------------------------------------------
@@ -188,17 +195,205 @@ def test_an_accepted_status_is_the_exchange_s_to_read():
     assert checked(response, Request("POST", "/v1/jobs", accept=(409,))) is response
 
 
-@pytest.mark.parametrize("ended, kind, message", [
+@pytest.mark.parametrize("ended, error, kind, message", [
     (record("failed", error={"kind": "compile_error", "message": "line 3"}, log="hi\n", warnings=["w"]),
-     "compile_error", "line 3"),
-    (record("timed_out", error={"kind": "timeout", "message": "ran longer"}), "timeout", "ran longer"),
-    (record("failed"), "runtime_error", f"job {JOB} failed"),
+     CompileError, "compile_error", "line 3"),
+    (record("timed_out", error={"kind": "timeout", "message": "ran longer"}), KernelError, "timeout", "ran longer"),
+    (record("failed"), KernelRuntimeError, "runtime_error", f"job {JOB} failed"),
 ])
-def test_a_job_that_did_not_finish_is_its_error(ended, kind, message):
+def test_a_job_that_did_not_finish_is_its_error(ended, error, kind, message):
+    """As the class of its kind (errors.KINDS), as a local launch's would be."""
     with pytest.raises(ascrun.KernelError) as e:
         raise_failure(ended)
-    assert (e.value.kind, str(e.value), e.value.log) == (kind, message, ended.get("log", ""))
+    assert (type(e.value), e.value.kind, str(e.value), e.value.log) == (error, kind, message, ended.get("log", ""))
     raise_failure(record("finished"))
+
+
+# -- the launch: submit, wait, outputs; compare and benchmark ---------------------------------------
+
+Z = np.arange(4, dtype=np.float32)
+
+
+def launched(z):
+    """A launch of a kernel whose one argument is the caller's tensor `z`."""
+    return Submission(dict(BODY), {}, HostArgs(specs=[ArgSpec("tensor", "float32")], values={"z": z},
+                                               callers={"z": z}))
+
+
+def submitted(wait, body=BODY):
+    """The POST of a launch's job, its record after up to `wait` s."""
+    return Request("POST", "/v1/jobs", params={"wait": f"{wait:.3f}"}, json=body, headers={"Idempotency-Key": "key-1"},
+                   timeout=wait + LONG_POLL_MARGIN_S, accept=(409,))
+
+
+def inline(array):
+    return {"dtype": array.dtype.name, "shape": list(array.shape), "data": base64.b64encode(array.tobytes()).decode()}
+
+
+def ran(outputs=None, job=JOB, target="cpu", **fields):
+    """The record of a finished job (its outputs inline unless given)."""
+    return {**record("finished", target=target, created_at=10.0, ended_at=12.5, ir_hash="h",
+                     cache={"frontend": "hit", "build": "hit"}, timings={"queue": 0.1, "run": 2.0, "total": 2.5},
+                     outputs=outputs or {"z": inline(Z)}, **fields), "id": job}
+
+
+def queued(job=JOB, target="cpu"):
+    return {**record("queued", target=target), "id": job}
+
+
+def no_fetch(exchange):
+    raise AssertionError("a launch's source and trace are fetched only when read")
+
+
+def test_a_cached_launch_is_one_request():
+    z = np.zeros(4, np.float32)
+    batches, result = converse(api().launch(launched(z), 0.0, no_fetch), httpx.Response(200, json=ran()))
+    assert batches == [[submitted(POLL_S)]]
+    np.testing.assert_array_equal(z, Z)  # written back into the caller's tensor
+    np.testing.assert_array_equal(result.outputs["z"], Z)
+    assert (result.job_id, result.cache, result.ir_hash, result.model) == (JOB, {"frontend": "hit", "build": "hit"},
+                                                                           "h", None)
+    assert set(result.timings) == {"queue", "run", "upload", "download", "total"}
+
+
+def test_a_launch_s_timings_leave_out_the_time_the_job_took():
+    now = iter([103.5, 104.0, 104.25])  # the submission is answered, the download starts, it ends
+    launch = api(clock=lambda: next(now)).launch(launched(np.zeros(4, np.float32)), 100.0, no_fetch)
+    _, result = converse(launch, httpx.Response(200, json=ran()))
+    assert result.timings == {"queue": 0.1, "run": 2.0, "upload": 1.0, "download": 0.25, "total": 4.25}
+
+
+def test_a_launch_still_running_after_the_submission_s_wait_long_polls_then_downloads():
+    z = np.zeros(4, np.float32)
+    batches, _ = converse(api().launch(launched(z), 0.0, no_fetch), httpx.Response(200, json=record("started")),
+                          httpx.Response(200, json=ran({"z": {"dtype": "float32", "shape": [4], "blob": "d1"}})),
+                          httpx.Response(200, content=Z.tobytes()))
+    assert batches == [[submitted(POLL_S)], [poll(POLL_S)], [Request("GET", "/v1/blobs/d1")]]
+    np.testing.assert_array_equal(z, Z)
+
+
+def test_a_failed_launch_raises_its_kind_s_class_with_what_the_kernel_printed():
+    failed = record("failed", error={"kind": "runtime_error", "message": "block 3: out of bounds"}, log="hi\n",
+                    created_at=10.0, ended_at=10.5)
+    with pytest.raises(KernelRuntimeError) as e:
+        converse(api().launch(launched(np.zeros(4, np.float32)), 0.0, no_fetch), httpx.Response(200, json=failed))
+    assert (str(e.value), e.value.log) == ("block 3: out of bounds", "hi\n")
+
+
+def test_a_result_fetches_its_source_and_trace_once_when_first_read():
+    fetched = Service(httpx.Response(200, text="void k()"), httpx.Response(200, text='{"traceEvents": []}'))
+    _, result = converse(api().launch(launched(np.zeros(4, np.float32)), 0.0, fetched.run),
+                         httpx.Response(200, json=ran(model={"cycles": 7})))
+    assert fetched.batches == []
+    assert (result.source, result.source, result.trace, result.trace) == ("void k()", "void k()",
+                                                                          '{"traceEvents": []}', '{"traceEvents": []}')
+    assert fetched.batches == [[Request("GET", f"/v1/jobs/{JOB}/source")], [Request("GET", f"/v1/jobs/{JOB}/trace")]]
+
+
+def test_a_job_without_a_model_has_no_trace_to_fetch():
+    _, result = converse(api().launch(launched(np.zeros(4, np.float32)), 0.0, no_fetch),
+                         httpx.Response(200, json=ran()))
+    assert result.trace is None
+
+
+def test_a_submitted_launch_s_result_polls_and_shows_each_record():
+    launch = converse(api().submit_launch(launched(np.zeros(4, np.float32)), 0.0),
+                      httpx.Response(202, json=record("queued")))[1]
+    seen = []
+    batches, result = converse(api().launch_result(launch, no_fetch, poll=1.0,
+                                                   on_poll=lambda launch: seen.append(launch.status)),
+                               httpx.Response(200, json=record("started")), httpx.Response(200, json=ran()))
+    assert batches == [[poll(1.0)], [poll(1.0)]]
+    assert seen == ["started"] and launch.status == "finished" and launch.result is result
+    assert converse(api().launch_result(launch, no_fetch)) == ([], result)  # gathered once
+
+
+def test_compare_queues_both_runs_then_diffs_their_outputs():
+    z = np.zeros(4, np.float32)
+    other = ran({"z": inline(Z + 1)}, job=OTHER, target="sim")
+    batches, result = converse(api().launch(launched(z), 0.0, no_fetch, compare="sim"),
+                               httpx.Response(202, json=queued()), httpx.Response(202, json=queued(OTHER, "sim")),
+                               httpx.Response(200, json=ran()), httpx.Response(200, json=other))
+    assert batches == [[submitted(0)], [submitted(0, compared_on(BODY, "sim"))], [poll(POLL_S)],
+                       [poll(POLL_S, OTHER)]]
+    np.testing.assert_array_equal(z, Z)  # the first target's outputs
+    assert not result.comparison.matches and result.comparison.differing == {"z": 4}
+
+
+def test_a_failed_comparison_run_says_so_as_its_kind_s_class():
+    failed = {**record("failed", error={"kind": "runtime_error", "message": "boom"}), "id": OTHER}
+    with pytest.raises(KernelRuntimeError) as e:
+        converse(api().launch(launched(np.zeros(4, np.float32)), 0.0, no_fetch, compare="sim"),
+                 httpx.Response(202, json=queued()), httpx.Response(202, json=queued(OTHER, "sim")),
+                 httpx.Response(200, json=ran()), httpx.Response(200, json=failed))
+    assert str(e.value) == "the comparison run on 'sim' failed: boom"
+
+
+def test_a_connection_failure_is_thrown_into_the_exchange_and_fails_as_what_it_was_doing():
+    def send_one(request):
+        if request.json["target"] == "sim":
+            raise ServiceUnreachable("cannot reach the ascrun service", kind="unavailable")
+        return httpx.Response(202, json=queued())
+
+    with pytest.raises(ServiceUnreachable) as e:
+        run(api().submit_launch(launched(np.zeros(4, np.float32)), 0.0, compare="sim"), send_one)
+    assert (e.value.kind, str(e.value)) == ("unavailable", "the comparison run on 'sim' failed: cannot reach the "
+                                                           "ascrun service")
+    assert isinstance(e.value, ConnectionError) and isinstance(e.value, ascrun.KernelError)
+
+
+def test_a_benchmark_is_launched_as_a_launch_and_reads_its_statistics():
+    policy = {"max_repeats": 3}
+    measured = {"statistics": {"mean": 2e-3, "std": None, "stderr": None, "rel_error": None, "median": 2e-3,
+                               "min": 2e-3, "max": 2e-3}, "repeats": 1, "warmup": 0, "stopped_by": "max_repeats",
+                "measure": "wall", "cycles": 4181, "clock_ghz": 1.85, "policy": policy}
+    job = launched(np.zeros(4, np.float32))
+    job.body["benchmark"] = policy
+    batches, bench = converse(api().benchmark(job, 0.0, no_fetch),
+                              httpx.Response(200, json=ran(kernel="k", core_num=8, benchmark=measured)))
+    assert batches == [[submitted(POLL_S, job.body)]]
+    assert (bench.kernel, bench.core_num, bench.cycles, bench.median, bench.job_id) == ("k", 8, 4181, 2e-3, JOB)
+
+
+# -- both shells, the same requests ----------------------------------------------------------------------
+
+def shell_launch(shell, answers):
+    """A launch of ops.spin_kernel by the shell against made-up `answers`: the requests it made (method,
+    path, query) and the caller's output tensor after."""
+    made = []
+
+    def answer(request):
+        made.append((request.method, request.url.path, dict(request.url.params)))
+        return answers.pop(0)
+
+    x, z = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
+    if shell == "sync":
+        with ascrun.Client("http://ascrun.test") as client:
+            client._http.close()
+            client._http = httpx.Client(base_url=client.url, transport=httpx.MockTransport(answer))
+            client.launch(ops.spin_kernel, 1, x, z, 1)
+    else:
+        async def launch():
+            async with ascrun.AsyncClient("http://ascrun.test") as client:
+                await client._http.aclose()
+                client._http = httpx.AsyncClient(base_url=client.url, transport=httpx.MockTransport(answer))
+                await client.launch(ops.spin_kernel, 1, x, z, 1)
+        asyncio.run(launch())
+    return made, z
+
+
+@pytest.mark.parametrize("shell", ["sync", "async"])
+def test_both_shells_launch_with_the_same_requests(shell):
+    out = np.arange(64, dtype=np.float32) + 1
+    made, z = shell_launch(shell, [httpx.Response(200, json=ran({"z": inline(out)}))])
+    assert made == [("POST", "/v1/jobs", {"wait": "25.000"})]  # a cached launch: one request
+    np.testing.assert_array_equal(z, out)
+    in_a_blob = ran({"z": {"dtype": "float32", "shape": [64], "blob": "d1"}})
+    made, z = shell_launch(shell, [httpx.Response(200, json=record("started")), httpx.Response(200, json=in_a_blob),
+                                   httpx.Response(200, content=out.tobytes())])
+    assert made == [("POST", "/v1/jobs", {"wait": "25.000"}), ("GET", f"/v1/jobs/{JOB}", {"wait": "25.000"}),
+                    ("GET", "/v1/blobs/d1", {})]
+    np.testing.assert_array_equal(z, out)
 
 
 # -- both shells, one service --------------------------------------------------------------------------

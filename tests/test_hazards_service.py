@@ -182,4 +182,4 @@ def test_the_pytest_plugin_passes_hazards_and_reports_warnings(service, tmp_path
 
     faulted = pytest_run("--ascrun-hazards", "fault", "test_sync.py::test_a_race")
     assert faulted.returncode == 1, faulted.stdout
-    assert f'KernelError: {RACE_X} (hazards="fault")' in faulted.stdout
+    assert f'KernelRuntimeError: {RACE_X} (hazards="fault")' in faulted.stdout

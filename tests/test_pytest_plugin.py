@@ -27,7 +27,7 @@ def test_pyasc_style_tests_run_on_the_pool_with_junit_xml(service, client, tmp_p
     assert f"ascrun: kernel launches go to {service.url}" in lines
     assert re.fullmatch(r"=+ 1 failed, 5 passed in [0-9.]+s( \(.*\))? =+", lines[-1]), lines[-1]
     # the remote error is the test's failure, and its job is named in the report's ascrun section
-    assert any(re.fullmatch(rf"E +ascrun\.compiler\.errors\.KernelError: {re.escape(OVERRUN)}", line) for line in lines)
+    assert any(re.fullmatch(rf"E +ascrun\.compiler\.errors\.KernelRuntimeError: {re.escape(OVERRUN)}", line) for line in lines)
     failed_job = next(re.fullmatch(r"vadd_kernel x16 on cpu: job ([0-9a-f]{32}) failed: runtime_error: (.*)", line)
                       for line in lines if " failed: runtime_error: " in line)
     assert failed_job.group(2) == OVERRUN
@@ -41,7 +41,7 @@ def test_pyasc_style_tests_run_on_the_pool_with_junit_xml(service, client, tmp_p
                              "test_vadd[Backend.NPU-dtype2-size2]", "test_vadd_1000_elements",
                              "test_vadds[Backend.NPU-dtype0-size0]"]
     failure = cases["test_vadd_1000_elements"].find("failure")
-    assert failure.get("message") == f"ascrun.compiler.errors.KernelError: {OVERRUN}"
+    assert failure.get("message") == f"ascrun.compiler.errors.KernelRuntimeError: {OVERRUN}"
     for name, case in cases.items():
         [job] = [p.get("value") for p in case.iter("property") if p.get("name") == "ascrun_job"]
         record = client.job(job)  # the job the test ran, on the service

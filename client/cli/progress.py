@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional, TextIO
 
 from ..compat.script import QuietProgress
+from ..job_status import JobStatus
 
 
 class TerminalProgress:
@@ -34,7 +35,7 @@ class TerminalProgress:
                          detail=detail, refresh=True)
 
     def on_status(self, handle: Any) -> None:
-        state = "compiling and running" if handle.status == "started" else state_of(handle.record)
+        state = "compiling and running" if handle.status == JobStatus.STARTED else state_of(handle.record)
         self._bar.update(self._task, description=f"{self._label}: {state}", total=None, detail=f"job {handle.id[:8]}",
                          refresh=True)
 
@@ -49,7 +50,7 @@ class TerminalProgress:
 
 def state_of(record: dict) -> str:
     """"queued: 3rd of 7" for a job waiting in its queue, else its status."""
-    if record["status"] != "queued" or record.get("queue_position") is None:
+    if record["status"] != JobStatus.QUEUED or record.get("queue_position") is None:
         return record["status"]
     n = record["queue_position"]
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")

@@ -75,7 +75,8 @@ def _signal_group(child: subprocess.Popen, sig: int) -> None:
 
 def redis_maxmemory() -> str:
     """ASCRUN_REDIS_MAXMEMORY (Redis' syntax: 4gb, 512mb, bytes), else a quarter of this host's RAM."""
-    return os.environ.get("ASCRUN_REDIS_MAXMEMORY") or str(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4)
+    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return os.environ.get("ASCRUN_REDIS_MAXMEMORY") or str(ram // 4)
 
 
 def redis_command(port: int, workdir: str) -> list:

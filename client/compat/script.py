@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 from ..compiler.errors import KernelError
+from ..job_status import JobStatus
 from ..result import LaunchResult
 from ..service.client import Client
 from . import npu_host
@@ -29,6 +30,10 @@ __tracebackhide__ = True  # pytest: a failed launch's traceback ends at the line
 STANDIN = Path(__file__).parent / "standin"
 # pyasc's backends (config.Backend values) and the pool's target for each.
 BACKEND_TARGETS = {"Model": "sim", "NPU": "npu"}
+
+# The status of a launch that neither returned nor raised KernelError (something else interrupted
+# it, e.g. an answer that was not JSON): not a job state, as its job may not exist; exec's --json says so.
+NOT_ENDED = "running"
 
 _active: Optional["RemoteLaunches"] = None
 
@@ -94,7 +99,8 @@ class Launch:
 
     @property
     def status(self) -> str:
-        return "finished" if self.result else "failed" if self.error else "running"
+        """The job's end (job_status.JobStatus), or NOT_ENDED."""
+        return JobStatus.FINISHED.value if self.result else JobStatus.FAILED.value if self.error else NOT_ENDED
 
     @property
     def log(self) -> str:

@@ -8,22 +8,17 @@ downloads) sent at once.
 """
 from __future__ import annotations
 
-import asyncio
 import functools
-import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 import httpx
-import tenacity
 
-from ..bench import Benchmark, from_record, policy_json
-from ..job_status import TERMINAL
+from ..bench import Benchmark, policy_json
 from ..result import LaunchResult
-from .client import Client
 from .core import POLL_S, Exchange, OnUpload, Request, ServiceApi, T
-from .handle import QueuedLaunch, second_run
-from .http import AsyncUpload, body_stream, pool_options, request_options, retry_policy, service_url, transport_error
-from .submission import compared_on, submission, with_benchmark
+from .handle import AsyncLaunchHandle
+from .http import pool_options, retry_policy, run_async, run_blocking, send_async, service_url
+from .submission import submission, with_benchmark
 
 
 class AsyncClient:
@@ -32,10 +27,12 @@ class AsyncClient:
     def __init__(self, url: Optional[str] = None, token: Optional[str] = None, timeout: float = 60.0,
                  retries: int = 6):
         self.url = service_url(url)
-        self.retries, self._token = retries, token
+        self.retries = retries
         self._api = ServiceApi()
         self._retry = retry_policy(retries)
         self._http = httpx.AsyncClient(**pool_options(self.url, token, timeout))
+        # a LaunchResult's `source` and `trace` are plain properties: read with a blocking request of their own
+        self._fetch = functools.partial(run_blocking, url=self.url, token=token, timeout=timeout, retries=retries)
 
     async def __aenter__(self) -> "AsyncClient":
         return self
@@ -49,23 +46,10 @@ class AsyncClient:
     # -- the I/O: core.py's requests, each batch sent at once -------------------------------------
 
     async def _send(self, request: Request) -> httpx.Response:
-        """As Client._send: the same retry policy, then one KernelError."""
-        stream = body_stream(request)
-        try:
-            return await tenacity.AsyncRetrying(**self._retry)(
-                self._http.request, request.method, request.path,
-                content=None if stream is None else AsyncUpload(stream), **request_options(request))
-        except httpx.TransportError as e:
-            raise transport_error(self.url, request, e) from None
+        return await send_async(self._http, self._retry, self.url, request)
 
     async def _run(self, exchange: Exchange[T]) -> T:
-        responses = None
-        while True:
-            try:
-                requests = exchange.send(responses)
-            except StopIteration as done:
-                return done.value
-            responses = list(await asyncio.gather(*map(self._send, requests)))
+        return await run_async(exchange, self._send)
 
     # -- the service's API, as Client's -----------------------------------------------------------
 
@@ -83,16 +67,6 @@ class AsyncClient:
 
     async def trace(self, job_id: str) -> str:
         return await self._run(self._api.trace(job_id))
-
-    def trace_blocking(self, job_id: str) -> str:
-        """For LaunchResult.trace, a plain property: the trace, fetched with a blocking request."""
-        with Client(self.url, token=self._token, retries=self.retries) as client:
-            return client.trace(job_id)
-
-    def source_blocking(self, job_id: str) -> str:
-        """For LaunchResult.source, a plain property: the source, fetched with a blocking request."""
-        with Client(self.url, token=self._token, retries=self.retries) as client:
-            return client.source(job_id)
 
     async def ir(self, job_id: str) -> str:
         return await self._run(self._api.ir(job_id))
@@ -122,29 +96,23 @@ class AsyncClient:
     async def submit(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
                      timeout: Optional[float] = None, on_upload: Optional[OnUpload] = None, bounds: str = "fault",
                      soc: Optional[str] = None, compare: Optional[str] = None,
-                     benchmark: Optional[Dict[str, Any]] = None, hazards: str = "warn") -> "AsyncLaunchHandle":
+                     benchmark: Optional[Dict[str, Any]] = None, hazards: str = "warn") -> AsyncLaunchHandle:
         """Queue `kernel` (uploading the tensors the service lacks) and return its handle;
         `on_upload`, `compare` and `benchmark` as Client.submit."""
-        start = time.perf_counter()
+        started = self._api.clock()
         job = with_benchmark(submission(kernel, core_num, args, target, timeout, bounds, soc, hazards=hazards),
                              benchmark, compare)
-        record = await self.submit_job(job.body, job.blobs, wait=0, on_upload=on_upload)
-        handle = AsyncLaunchHandle(self, record, job.host, start, time.perf_counter() - start, job.max_wait)
-        if compare is not None:
-            with second_run(compare):
-                record = await self.submit_job(compared_on(job.body, compare), job.blobs, wait=0)
-            handle.against = AsyncLaunchHandle(self, record, job.host.detached(), start, time.perf_counter() - start,
-                                               job.max_wait)
-        return handle
+        launch = await self._run(self._api.submit_launch(job, started, on_upload=on_upload, compare=compare))
+        return AsyncLaunchHandle(launch, self._api, self._run, self._fetch)
 
     async def launch(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
                      timeout: Optional[float] = None, bounds: str = "fault", soc: Optional[str] = None,
                      compare: Optional[str] = None, hazards: str = "warn") -> LaunchResult:
-        """Run `kernel` remotely; the tensors it writes are copied back into the caller's arrays.
-        `compare`: as Client.launch."""
-        handle = await self.submit(kernel, core_num, *args, target=target, timeout=timeout, bounds=bounds,
-                                   soc=soc, compare=compare, hazards=hazards)
-        return await handle.result()
+        """Run `kernel` remotely, as Client.launch (the same requests); the tensors it writes are
+        copied back into the caller's arrays."""
+        started = self._api.clock()
+        job = submission(kernel, core_num, args, target, timeout, bounds, soc, hazards=hazards)
+        return await self._run(self._api.launch(job, started, self._fetch, compare))
 
     async def benchmark(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
                         timeout: Optional[float] = None, bounds: str = "fault", soc: Optional[str] = None,
@@ -154,26 +122,6 @@ class AsyncClient:
         """As Client.benchmark: one benchmark job, its Benchmark."""
         policy = policy_json(warmup=warmup, min_repeats=min_repeats, max_repeats=max_repeats,
                              target_rel_error=target_rel_error, budget_seconds=budget_seconds)
-        handle = await self.submit(kernel, core_num, *args, target=target, timeout=timeout, bounds=bounds, soc=soc,
-                                   benchmark=policy)
-        result = await handle.result()
-        return from_record(handle.record, result)
-
-
-class AsyncLaunchHandle(QueuedLaunch):
-    """A queued launch: `id` at once, `await result(timeout)` as LaunchHandle.result."""
-
-    async def result(self, timeout: Optional[float] = None) -> LaunchResult:
-        if self._result is None:
-            if self.status not in TERMINAL:
-                self._record = await self._client.wait(self.id, self._max_wait if timeout is None else timeout)
-            download_start = self.finished()
-            outputs = await self._client.outputs(self._record)
-            self._result = self.written_back(outputs, download_start,
-                                             functools.partial(self._client.source_blocking, self.id),
-                                             functools.partial(self._client.trace_blocking, self.id))
-        if self.against is not None and self._result.comparison is None:
-            with second_run(self.against.record["target"]):
-                other = await self.against.result(timeout)
-            self.compare(other)
-        return self._result
+        started = self._api.clock()
+        job = with_benchmark(submission(kernel, core_num, args, target, timeout, bounds, soc), policy)
+        return await self._run(self._api.benchmark(job, started, self._fetch))

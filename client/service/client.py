@@ -9,20 +9,17 @@ A shell over core.py, which builds every request and reads every answer: Client 
 from __future__ import annotations
 
 import functools
-import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 import httpx
-import tenacity
 
-from ..bench import Benchmark, from_record, policy_json
+from ..bench import Benchmark, policy_json
 from ..compiler.targets.contract import check_bounds, check_hazards
-from ..job_status import TERMINAL
 from ..result import LaunchResult
 from .core import POLL_S, Exchange, OnUpload, Request, ServiceApi, T
-from .handle import LaunchHandle, second_run
-from .http import body_stream, pool_options, request_options, retry_policy, service_url, transport_error
-from .submission import compared_on, submission, with_benchmark
+from .handle import LaunchHandle
+from .http import pool_options, retry_policy, run, send, service_url
+from .submission import submission, with_benchmark
 
 
 class Client:
@@ -49,21 +46,10 @@ class Client:
     # -- the I/O: core.py's requests sent one after the other -------------------------------------
 
     def _send(self, request: Request) -> httpx.Response:
-        """The response (retried as http.retry_policy says first); a connection failure is KernelError."""
-        try:
-            return tenacity.Retrying(**self._retry)(self._http.request, request.method, request.path,
-                                                    content=body_stream(request), **request_options(request))
-        except httpx.TransportError as e:
-            raise transport_error(self.url, request, e) from None
+        return send(self._http, self._retry, self.url, request)
 
     def _run(self, exchange: Exchange[T]) -> T:
-        responses = None
-        while True:
-            try:
-                requests = exchange.send(responses)
-            except StopIteration as done:
-                return done.value
-            responses = [self._send(request) for request in requests]
+        return run(exchange, self._send)
 
     # -- the service's API (core.ServiceApi says what each does) ----------------------------------
 
@@ -114,24 +100,17 @@ class Client:
                timeout: Optional[float] = None, bounds: str = "fault", soc: Optional[str] = None,
                compare: Optional[str] = None, hazards: str = "warn") -> LaunchResult:
         """Run `kernel` remotely; the tensors it writes are copied back into the caller's arrays.
-        A cached launch is one request that waits for the job, then one download per output.
-        `bounds="warn"`: out-of-operand accesses the device performs become `result.warnings`.
-        `hazards` (cpu): races between pipes that no flag orders are warnings ("warn"), fail the
-        launch ("fault") or go unchecked ("off"); `result.model` and `result.trace` show the timeline.
-        `soc` (e.g. "Ascend910B1"): only a worker serving that SOC runs it (503 at once if none does).
-        `compare="cpu"`: the same launch runs on that target too, at the same time; the caller's
-        arrays get `target`'s outputs and `result.comparison` diffs the two (compare.py)."""
-        if compare is not None:
-            return self.submit(kernel, core_num, *args, target=target, timeout=timeout, bounds=bounds, soc=soc,
-                               compare=compare, hazards=hazards).result()
-        start = time.perf_counter()
+        A cached launch is one request that waits for the job, then one download per output the
+        record does not carry. `bounds="warn"`: out-of-operand accesses the device performs become
+        `result.warnings`. `hazards` (cpu): races between pipes that no flag orders are warnings
+        ("warn"), fail the launch ("fault") or go unchecked ("off"); `result.model` and
+        `result.trace` show the timeline. `soc` (e.g. "Ascend910B1"): only a worker serving that
+        SOC runs it (503 at once if none does). `compare="cpu"`: the same launch runs on that target
+        too, at the same time; the caller's arrays get `target`'s outputs and `result.comparison`
+        diffs the two (compare.py)."""
+        started = self._api.clock()
         job = submission(kernel, core_num, args, target, timeout, bounds, soc, hazards=hazards)
-        record = self.submit_job(job.body, job.blobs, wait=POLL_S)
-        # "upload": the client's share of the submission, without the time the job itself took
-        worker_s = record["ended_at"] - record["created_at"] if record["status"] in TERMINAL else 0.0
-        upload_s = max(0.0, time.perf_counter() - start - worker_s)
-        return LaunchHandle(self, record, job.host, started=start, upload_s=upload_s,
-                            max_wait=job.max_wait).result()
+        return self._run(self._api.launch(job, started, self._run, compare))
 
     def submit(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu", timeout: Optional[float] = None,
                on_upload: Optional[OnUpload] = None, bounds: str = "fault",
@@ -141,18 +120,11 @@ class Client:
         launches can be in flight at once. `on_upload(sent, total)` follows the tensor upload.
         `compare`: queue it on that target too, as `launch` does. `benchmark`: a benchmark job's
         policy (bench.policy_json; `benchmark()` is the usual way)."""
-        start = time.perf_counter()
+        started = self._api.clock()
         job = with_benchmark(submission(kernel, core_num, args, target, timeout, bounds, soc, hazards=hazards),
                              benchmark, compare)
-        record = self.submit_job(job.body, job.blobs, wait=0, on_upload=on_upload)
-        handle = LaunchHandle(self, record, job.host, started=start, upload_s=time.perf_counter() - start,
-                              max_wait=job.max_wait)
-        if compare is not None:
-            with second_run(compare):
-                record = self.submit_job(compared_on(job.body, compare), job.blobs, wait=0)
-            handle.against = LaunchHandle(self, record, job.host.detached(), started=start, upload_s=0.0,
-                                          max_wait=job.max_wait)
-        return handle
+        launch = self._run(self._api.submit_launch(job, started, on_upload=on_upload, compare=compare))
+        return LaunchHandle(launch, self._api, self._run)
 
     def benchmark(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu", timeout: Optional[float] = None,
                   bounds: str = "fault", soc: Optional[str] = None, warmup: Optional[int] = None,
@@ -165,10 +137,9 @@ class Client:
         stop rule, modeled cycles on cpu; `.result` the LaunchResult)."""
         policy = policy_json(warmup=warmup, min_repeats=min_repeats, max_repeats=max_repeats,
                              target_rel_error=target_rel_error, budget_seconds=budget_seconds)
-        handle = self.submit(kernel, core_num, *args, target=target, timeout=timeout, bounds=bounds, soc=soc,
-                             benchmark=policy)
-        result = handle.result()
-        return from_record(handle.record, result)
+        started = self._api.clock()
+        job = with_benchmark(submission(kernel, core_num, args, target, timeout, bounds, soc), policy)
+        return self._run(self._api.benchmark(job, started, self._run))
 
 
 class RemoteKernel:

@@ -10,8 +10,12 @@ again; long-poll until the job ends) are written once, here, for both shells, an
 them with made-up responses (tests/test_client_core.py). Build and parse methods alone, as
 httpx's, would leave each of those loops to be written in both shells.
 
+The launch is one flow here too (submit_launch, launch_result; launch and benchmark compose
+them): both shells make the same requests, and a cached launch is one request (the submission
+waits for the job, and small outputs come inside its record).
+
 The shells keep the I/O: the connection pool, tenacity's retries and blob streams (http.py),
-and a connection failure turned into KernelError.
+and a connection failure turned into ServiceUnreachable.
 """
 from __future__ import annotations
 
@@ -23,8 +27,13 @@ from typing import Any, Callable, Dict, Generator, Iterable, Iterator, List, Opt
 
 import httpx
 
-from ..compiler.errors import KernelError
-from ..job_status import TERMINAL
+from ..bench import Benchmark, from_record
+from ..compare import compare_outputs
+from ..compiler.errors import KernelError, Kind
+from ..job_status import TERMINAL, JobStatus
+from ..result import LaunchResult
+from .launch import QueuedLaunch, second_run
+from .submission import Submission, compared_on
 
 __tracebackhide__ = True  # pytest: a failed launch's traceback ends at the line that launched
 POLL_S = 25  # one long-poll request; below the server's cap and common proxy idle timeouts
@@ -33,6 +42,7 @@ LONG_POLL_MARGIN_S = 30  # a long-poll's HTTP timeout: what the service may hold
 T = TypeVar("T")
 Exchange = Generator[List["Request"], List[httpx.Response], T]
 OnUpload = Callable[[int, int], None]  # (bytes sent so far, bytes to send)
+Runner = Callable[[Exchange[Any]], Any]  # runs an exchange to its value, blocking: a LaunchResult's lazy fields use one
 
 
 @dataclass(frozen=True)
@@ -59,17 +69,17 @@ def checked(response: httpx.Response, request: Request) -> httpx.Response:
         error = response.json()["error"]
         kind, message = error["kind"], error["message"]
     except (ValueError, KeyError, TypeError):
-        kind = "unavailable" if response.status_code >= 500 else "bad_request"
+        kind = Kind.UNAVAILABLE if response.status_code >= 500 else Kind.BAD_REQUEST
         message = f"{request.method} {request.path} answered {response.status_code}: {response.text[:200]}"
-    raise KernelError(message, kind=kind)
+    raise KernelError.of(kind, message)
 
 
 def raise_failure(record: Dict[str, Any]) -> None:
     """A job that ended other than finished, as the KernelError `launch` raises."""
-    if record["status"] != "finished":
-        error = record.get("error") or {"kind": "runtime_error", "message": f"job {record['id']} failed"}
-        raise KernelError(error["message"], kind=error["kind"], log=record.get("log") or "",
-                          warnings=record.get("warnings"))
+    if record["status"] != JobStatus.FINISHED:
+        error = record.get("error") or {"kind": Kind.RUNTIME_ERROR, "message": f"job {record['id']} failed"}
+        raise KernelError.of(error["kind"], error["message"], log=record.get("log") or "",
+                             warnings=record.get("warnings"))
 
 
 def inline_outputs(record: Dict[str, Any]) -> Dict[str, bytes]:
@@ -79,14 +89,15 @@ def inline_outputs(record: Dict[str, Any]) -> Dict[str, bytes]:
 
 
 def wait_timeout(job_id: str, timeout: float, record: Dict[str, Any]) -> KernelError:
-    return KernelError(f"job {job_id} did not end within {timeout:g} s (status {record['status']})", kind="timeout")
+    return KernelError(f"job {job_id} did not end within {timeout:g} s (status {record['status']})",
+                       kind=Kind.TIMEOUT)
 
 
 class ServiceApi:
-    """Every call the clients make, as an exchange (above). `clock` times the long-polls of a wait,
-    `new_key` makes each submission's Idempotency-Key: tests pass their own."""
+    """Every call the clients make, as an exchange (above). `clock` times the long-polls of a wait
+    and a launch's timings, `new_key` makes each submission's Idempotency-Key: tests pass their own."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic,
+    def __init__(self, clock: Callable[[], float] = time.perf_counter,
                  new_key: Callable[[], str] = lambda: uuid.uuid4().hex):
         self.clock, self.new_key = clock, new_key
 
@@ -94,8 +105,9 @@ class ServiceApi:
 
     @staticmethod
     def exchange(*requests: Request) -> Exchange[List[httpx.Response]]:
-        """The responses to `requests`, which go as one batch; a failed one is raised as KernelError."""
-        responses = yield list(requests)
+        """The responses to `requests`, which go as one batch (none: no batch); a failed one is raised
+        as KernelError."""
+        responses = (yield list(requests)) if requests else []
         return [checked(response, request) for request, response in zip(requests, responses)]
 
     def answer(self, request: Request) -> Exchange[httpx.Response]:
@@ -189,7 +201,7 @@ class ServiceApi:
                 return response.json()
             yield from self.upload(response.json()["error"]["missing"], blobs)
         raise KernelError("the server kept asking for blobs that were just uploaded (are they expiring "
-                          "immediately? check ASCRUN_BLOB_TTL)", kind="unavailable")
+                          "immediately? check ASCRUN_BLOB_TTL)", kind=Kind.UNAVAILABLE)
 
     def poll_waits(self, timeout: float, poll: float = POLL_S) -> Iterator[Tuple[float, bool]]:
         """For each long-poll of a job: how long the service may hold it, and whether it is the last
@@ -220,3 +232,66 @@ class ServiceApi:
         responses = yield from self.exchange(*map(self.blob_get, blobs.values()))
         outputs.update((name, response.content) for name, response in zip(blobs, responses))
         return outputs
+
+    # -- the launch ------------------------------------------------------------------------------
+
+    def submit_launch(self, job: Submission, started: float, wait: float = 0, on_upload: Optional[OnUpload] = None,
+                      compare: Optional[str] = None) -> Exchange[QueuedLaunch]:
+        """Submit the launch (its record after up to `wait` s) and, with `compare`, the same launch on
+        that target, queued at once so that both run at the same time. `started`: the clock when the
+        caller began to prepare `job` (its timings count the tensors' hashing and encoding)."""
+        record = yield from self.submit(job.body, job.blobs, wait, on_upload)
+        # the client's share of the submission: without the time the job itself took while it was waited for
+        worker_s = record["ended_at"] - record["created_at"] if record["status"] in TERMINAL else 0.0
+        launch = QueuedLaunch(record, job.host, started, max(0.0, self.clock() - started - worker_s), job.max_wait)
+        if compare is not None:
+            with second_run(compare):
+                other = yield from self.submit(compared_on(job.body, compare), job.blobs)
+            launch.against = QueuedLaunch(other, job.host.detached(), started, 0.0, job.max_wait)
+        return launch
+
+    def launch_result(self, launch: QueuedLaunch, fetch: Runner, timeout: Optional[float] = None,
+                      poll: float = POLL_S, on_poll: Optional[Callable[[QueuedLaunch], None]] = None
+                      ) -> Exchange[LaunchResult]:
+        """The launch's LaunchResult, its outputs written back into the caller's tensors: long-polls
+        until its job ends (up to `timeout` s, default its max_wait; KernelError timeout after, the
+        job goes on) unless it has, raises its failure, downloads the outputs its record lacks. With
+        a comparison, the same for the second run, then the diff. `on_poll(launch)` sees each poll
+        of a job still running (`launch.record` updated). `fetch` runs the exchanges of the result's
+        `source` and `trace` when they are first read."""
+        if launch.result is None:
+            if launch.status not in TERMINAL:
+                def seen(record: Dict[str, Any]) -> None:
+                    launch.record = record
+                    if on_poll is not None:
+                        on_poll(launch)
+                launch.record = yield from self.wait(launch.id, launch.max_wait if timeout is None else timeout,
+                                                     poll, seen)
+            raise_failure(launch.record)
+            download_start = self.clock()
+            outputs = yield from self.outputs(launch.record)
+            now, job_id = self.clock(), launch.id
+            launch.result = launch.written_back(outputs, now - download_start, now - launch.started,
+                                                lambda: fetch(self.source(job_id)), lambda: fetch(self.trace(job_id)))
+        if launch.against is not None and launch.result.comparison is None:
+            other = launch.against
+            with second_run(other.record["target"]):
+                other_result = yield from self.launch_result(other, fetch, timeout)
+            launch.result.comparison = compare_outputs(launch.result.outputs, other_result.outputs,
+                                                       launch.record["target"], other.record["target"])
+        return launch.result
+
+    def launch(self, job: Submission, started: float, fetch: Runner,
+               compare: Optional[str] = None) -> Exchange[LaunchResult]:
+        """Submit the launch and return its LaunchResult (launch_result). Without `compare` the
+        submission waits for the job: a cached launch is then one request. With it, the submission
+        does not wait, so that the comparison run is queued while the first one runs."""
+        launch = yield from self.submit_launch(job, started, wait=POLL_S if compare is None else 0, compare=compare)
+        return (yield from self.launch_result(launch, fetch))
+
+    def benchmark(self, job: Submission, started: float, fetch: Runner) -> Exchange[Benchmark]:
+        """A benchmark job (`job` carries its policy, submission.with_benchmark) launched as `launch`
+        does, and its Benchmark."""
+        launch = yield from self.submit_launch(job, started, wait=POLL_S)
+        result = yield from self.launch_result(launch, fetch)
+        return from_record(launch.record, result)

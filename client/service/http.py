@@ -1,6 +1,7 @@
 """What Client and AsyncClient share of the I/O (core.py has the rest, without I/O): the
-connection settings, the retry policy, the KernelError a connection failure becomes, and the
-streams that send a blob's bytes.
+connection settings, the retry policy, the ServiceUnreachable a connection failure becomes, the
+streams that send a blob's bytes, and the loops that run core.py's exchanges (requests one after
+the other, or each batch at once).
 
 Every call the clients make is idempotent (submissions carry an Idempotency-Key), so a connection
 failure or a 502/503/504 is retried with exponential backoff; a timeout is not (the service may
@@ -8,14 +9,15 @@ still be working on it).
 """
 from __future__ import annotations
 
+import asyncio
 import os
-from typing import Any, Callable, Dict, Iterable, Iterator, Optional
+from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, Optional
 
 import httpx
 import tenacity
 
-from ..compiler.errors import KernelError
-from .core import Request
+from ..compiler.errors import Kind, ServiceUnreachable
+from .core import Exchange, Request, T
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 RETRY_STATUSES = (502, 503, 504)
@@ -52,12 +54,71 @@ def retry_policy(retries: int) -> Dict[str, Any]:
     )
 
 
-def transport_error(url: str, request: Request, error: httpx.TransportError) -> KernelError:
+def transport_error(url: str, request: Request, error: httpx.TransportError) -> ServiceUnreachable:
+    """A connection failure: nothing is known of the kernel (a KernelError all the same, of kind
+    timeout or unavailable)."""
     if isinstance(error, httpx.TimeoutException):
-        return KernelError(f"the ascrun service at {url} did not answer {request.method} {request.path} in time",
-                           kind="timeout")
-    return KernelError(f"cannot reach the ascrun service at {url}: {error.__class__.__name__}: {error}",
-                       kind="unavailable")
+        return ServiceUnreachable(f"the ascrun service at {url} did not answer {request.method} {request.path} "
+                                  "in time", kind=Kind.TIMEOUT)
+    return ServiceUnreachable(f"cannot reach the ascrun service at {url}: {error.__class__.__name__}: {error}",
+                              kind=Kind.UNAVAILABLE)
+
+
+def send(http: httpx.Client, retry: Dict[str, Any], url: str, request: Request) -> httpx.Response:
+    """The response to `request` (retried as `retry`, retry_policy's, says); ServiceUnreachable if none came."""
+    try:
+        return tenacity.Retrying(**retry)(http.request, request.method, request.path, content=body_stream(request),
+                                          **request_options(request))
+    except httpx.TransportError as e:
+        raise transport_error(url, request, e) from None
+
+
+async def send_async(http: httpx.AsyncClient, retry: Dict[str, Any], url: str, request: Request) -> httpx.Response:
+    """As `send`, with an async connection pool."""
+    stream = body_stream(request)
+    try:
+        return await tenacity.AsyncRetrying(**retry)(
+            http.request, request.method, request.path,
+            content=None if stream is None else AsyncUpload(stream), **request_options(request))
+    except httpx.TransportError as e:
+        raise transport_error(url, request, e) from None
+
+
+def run(exchange: Exchange[T], send_one: Callable[[Request], httpx.Response]) -> T:
+    """The exchange's value, its requests sent one after the other. A connection failure is thrown
+    into the exchange, so that it fails as what the exchange was doing (e.g. a comparison run)."""
+    responses, failure = None, None
+    while True:
+        try:
+            requests = exchange.send(responses) if failure is None else exchange.throw(failure)
+        except StopIteration as done:
+            return done.value
+        try:
+            responses, failure = [send_one(request) for request in requests], None
+        except ServiceUnreachable as e:
+            failure = e
+
+
+async def run_async(exchange: Exchange[T], send_one: Callable[[Request], Awaitable[httpx.Response]]) -> T:
+    """As `run`, each batch of requests sent at once."""
+    responses, failure = None, None
+    while True:
+        try:
+            requests = exchange.send(responses) if failure is None else exchange.throw(failure)
+        except StopIteration as done:
+            return done.value
+        try:
+            responses, failure = list(await asyncio.gather(*map(send_one, requests))), None
+        except ServiceUnreachable as e:
+            failure = e
+
+
+def run_blocking(exchange: Exchange[T], url: str, token: Optional[str], timeout: float, retries: int) -> T:
+    """The exchange's value, sent over a blocking connection pool of its own, closed after: how
+    AsyncClient's LaunchResults read their `source` and `trace` (plain properties, which cannot await)."""
+    with httpx.Client(**pool_options(url, token, timeout)) as http:
+        retry = retry_policy(retries)
+        return run(exchange, lambda request: send(http, retry, url, request))
 
 
 class Upload:

@@ -9,7 +9,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 
 from ..args import HostArgs, launch_args
-from ..compiler.errors import KernelError
+from ..compiler.errors import KernelError, Kind
 from ..compiler.targets.contract import check_bounds, check_hazards
 
 INLINE_BYTES = 64 << 10  # tensors up to this size travel inside the submission (the service's store.INLINE_BYTES)
@@ -55,7 +55,7 @@ def with_benchmark(job: Submission, policy: Optional[Dict[str, Any]], compare: O
         return job
     if compare is not None:
         raise KernelError("a benchmark does not compare targets (compare=): benchmark each target on its own",
-                          kind="bad_request")
+                          kind=Kind.BAD_REQUEST)
     job.body["benchmark"] = policy
     return job
 
