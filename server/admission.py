@@ -15,11 +15,12 @@ from ..compiler.errors import BundleRejected, KernelError
 from ..compiler.frontend import constexpr_params, param_names
 from ..job_status import JobStatus
 from ..launch_checks import count_problem, string_problem
-from .blob_store import BlobStore
 from .errors import ApiError
 from .models import JobRequest
 from .settings import Settings
-from .store import JobStore, PoolView
+from .store.blobs import BlobStore
+from .store.jobs import JobStore
+from .store.pool import PoolView
 from .tenants import Limits, Tenant
 
 SERVED_FOR_S = 1.0

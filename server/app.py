@@ -14,15 +14,17 @@ from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
 from .admission import Admission
-from .blob_store import AsyncBlobStore, BlobStore
 from .deps import Service
-from .ended import EndedJobs
 from .errors import RESPONSES, error_response, handle_errors
-from .metrics_http import mount_metrics
+from .metrics.http import mount_metrics
 from .routers import blobs, jobs, pool
 from .routers.dashboard import router as dashboard_router
 from .settings import Settings
-from .store import JobReader, JobStore, PoolView
+from .store.blobs import AsyncBlobStore, BlobStore
+from .store.ended import EndedJobs
+from .store.jobs import JobReader, JobStore
+from .store.pool import PoolView
+from .store.reaper import Reaper
 from .tenants import Tenants
 
 REAP_INTERVAL_S = 1.0
@@ -47,12 +49,12 @@ class RequestCap:
         await self.app(scope, receive, send)
 
 
-async def reap(jobs: JobStore) -> None:
+async def reap(reaper: Reaper) -> None:
     """End jobs whose work horse died without a word (SIGKILLed worker, Redis outage)."""
     while True:
         await asyncio.sleep(REAP_INTERVAL_S)
         try:
-            for job_id in await run_in_threadpool(jobs.reap):
+            for job_id in await run_in_threadpool(reaper.reap):
                 log.warning("job %s lost its worker; marked failed", job_id)
         except redis.RedisError:
             pass  # Redis is down: the requests say so; try again next round
@@ -70,7 +72,7 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI):
-        tasks = [asyncio.create_task(reap(job_store)), asyncio.create_task(service.ended.listen())]
+        tasks = [asyncio.create_task(reap(Reaper(job_store))), asyncio.create_task(service.ended.listen())]
         yield
         for task in tasks:
             task.cancel()

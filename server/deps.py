@@ -8,11 +8,12 @@ from typing import Optional
 from fastapi import Header, Request
 
 from .admission import Admission
-from .blob_store import AsyncBlobStore, BlobStore
-from .ended import EndedJobs
 from .errors import ApiError
 from .settings import Settings
-from .store import JobReader, JobStore, PoolView
+from .store.blobs import AsyncBlobStore, BlobStore
+from .store.ended import EndedJobs
+from .store.jobs import JobReader, JobStore
+from .store.pool import PoolView
 from .tenants import Tenant, Tenants
 
 

@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ...job_status import TERMINAL
 from ..deps import Service, service, tenant
-from ..ended import Waiter
+from ..store.ended import Waiter
 from ..errors import ApiError
 from ..models import JobList, JobRequest, JobResult
 from ..settings import Settings
