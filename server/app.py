@@ -13,6 +13,7 @@ import redis.asyncio as aioredis
 from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
+from ..compiler.errors import Kind
 from .admission import Admission
 from .deps import Service
 from .errors import RESPONSES, error_response, handle_errors
@@ -43,8 +44,8 @@ class RequestCap:
         if scope["type"] == "http" and scope["method"] == "POST":
             length = dict(scope["headers"]).get(b"content-length", b"")
             if length.isdigit() and int(length) > self.max_bytes:
-                response = error_response(413, "limit", f"request body of {int(length)} bytes exceeds the "
-                                                        f"service's {self.max_bytes}-byte limit (max_request_bytes)")
+                response = error_response(Kind.LIMIT, f"request body of {int(length)} bytes exceeds the service's "
+                                                      f"{self.max_bytes}-byte limit (max_request_bytes)", status=413)
                 return await response(scope, receive, send)
         await self.app(scope, receive, send)
 

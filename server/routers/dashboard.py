@@ -7,6 +7,7 @@ from pathlib import Path
 from fastapi import APIRouter
 from fastapi.responses import FileResponse
 
+from ...compiler.errors import Kind
 from ..errors import ApiError
 
 PAGE = Path(__file__).resolve().parent.parent / "dashboard"
@@ -28,5 +29,5 @@ def page():
 @router.get("/dashboard/{name}")
 def page_file(name: str):
     if name not in FILES:
-        raise ApiError(404, "not_found", f"the dashboard has no file {name!r}")
+        raise ApiError(Kind.NOT_FOUND, f"the dashboard has no file {name!r}")
     return FileResponse(PAGE / name, media_type=MEDIA_TYPES[Path(name).suffix], headers=HEADERS)
