@@ -19,6 +19,7 @@ from playwright.sync_api import expect, sync_playwright
 import ascrun
 import ops
 import report
+from ascrun.job_status import TERMINAL, JobStatus
 from ascrun.server.store.pool import worker_beat, worker_gone
 from conftest import ROOT, Service, start_redis
 from kernels.hazards import vadd_sync_kernel
@@ -103,6 +104,22 @@ def test_open_mode_needs_no_token(open_pool, page, tmp_path):
     expect(page.locator("#pool tbody tr").first).to_contain_text("cpu", timeout=EXPECT_MS)
     assert page.locator("#token-form").is_hidden() and page.locator("#error").is_hidden()
     screenshot(page, tmp_path, "open-mode")
+
+
+def test_the_pages_job_states_are_the_python_tables(open_pool, page):
+    """The page's scripts import a job's states from /dashboard/states.js, which the API server
+    makes from job_status.py: what the browser reads is JobStatus and TERMINAL, as Python says them."""
+    answer = httpx.get(f"{open_pool.url}/dashboard/states.js")
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/javascript")
+    assert answer.headers["content-security-policy"].startswith("default-src 'self'")
+    page.goto(f"{open_pool.url}/dashboard")
+    expect(page.locator("#health")).to_contain_text("open mode", timeout=EXPECT_MS)  # its modules loaded
+    states = page.evaluate("""async () => {
+        const states = await import("/dashboard/states.js");
+        return {statuses: states.JobStatus, terminal: [...states.TERMINAL], frozen: Object.isFrozen(states.JobStatus)};
+    }""")
+    assert states == {"statuses": {status.name: status.value for status in JobStatus},
+                      "terminal": [status.value for status in JobStatus if status in TERMINAL], "frozen": True}
 
 
 def test_a_wrong_token_shows_the_apis_401(tenant_pool, page, tmp_path):
