@@ -32,8 +32,9 @@ def enqueue(connection: redis.Redis, pipe: redis.client.Pipeline, record: Dict[s
     that queue exists. `rq_id`: the RQ job's id, when it is not the job's (a job handed on)."""
     job_id, target, soc = record["id"], record["target"], record.get("soc")
     name = queue_name(target, record["tenant"], soc, stage)
+    # first: RQ starts the MULTI
     rq_adapter.enqueue(connection, pipe, name, JOB_FUNCTION, (job_id,) if rq_id is None else (job_id, stage),
-                       rq_id or job_id, int(math.ceil(timeout_s)) + RQ_TIMEOUT_MARGIN_S, ttl_s)  # first: RQ starts the MULTI
+                       rq_id or job_id, int(math.ceil(timeout_s)) + RQ_TIMEOUT_MARGIN_S, ttl_s)
     pipe.sadd(queues_key(target, soc, stage), name)
     pipe.sadd(queue_socs_key(target), soc or ANY_SOC)
 

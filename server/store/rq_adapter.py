@@ -22,7 +22,7 @@ from rq.serializers import JSONSerializer
 from rq.utils import now, utcparse
 
 SERIALIZER = JSONSerializer  # every ascrun queue and worker speaks JSON: no pickle
-WAITING = ("queued", "deferred", "scheduled")  # RQ's states of a job no worker has taken yet
+WAITING = ("queued", "deferred", "scheduled")  # RQ's states of a job not started (one a worker took still says queued)
 
 
 def queue_key(name: str) -> str:
