@@ -48,7 +48,7 @@ import redis
 
 import ascrun
 from ascrun.job_status import TERMINAL
-from ascrun.server import store
+from ascrun.server.store import keys, rq_adapter
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "kernels"))
 import ops  # noqa: E402
@@ -213,7 +213,7 @@ def _input_digest(connection: redis.Redis, job_id: str, spec: dict) -> str | Non
     arg = spec["args"][0]
     if "blob" in arg:
         return arg["blob"]
-    data = connection.hget(store.inputs_key(job_id), arg["input"]) if "input" in arg else None
+    data = connection.hget(keys.inputs_key(job_id), arg["input"]) if "input" in arg else None
     return None if data is None else _digest(data)
 
 
@@ -229,7 +229,7 @@ def audit(url: str, redis_url: str, load: Load, deadline: float) -> dict:
     """Wait until `deadline` (monotonic) at most for every job to be terminal (asking the API),
     then count from Redis. A job that finished while its client had given up is verified here."""
     connection = redis.Redis.from_url(redis_url)
-    every_job = {i.decode() for i in connection.zrange(store.tenant_key(TENANT, "jobs"), 0, -1)}
+    every_job = {i.decode() for i in connection.zrange(keys.tenant_key(TENANT, "jobs"), 0, -1)}
     every_job |= set(load.accepted)
     records = {}
     with httpx.Client(base_url=url, timeout=40) as http:
@@ -253,14 +253,14 @@ def audit(url: str, redis_url: str, load: Load, deadline: float) -> dict:
         if record["status"] in ("failed", "timed_out"):
             failed[record["error"]["kind"]] += 1
     ran_twice = set()
-    for job_id in every_job:  # RQ keeps each run's result in a stream (up to 10)
-        if connection.xlen(f"rq:results:{job_id}") > 1:
+    for job_id in every_job:  # RQ keeps a result per run (rq_adapter.runs)
+        if rq_adapter.runs(connection, job_id) > 1:
             ran_twice.add(job_id)
     started_by_input = collections.defaultdict(set)
     for job_id in every_job:
         if records[job_id].get("started_at") is None:
             continue
-        raw = connection.get(store.spec_key(job_id))
+        raw = connection.get(keys.spec_key(job_id))
         digest = _input_digest(connection, job_id, json.loads(raw)) if raw is not None else load.accepted.get(job_id)
         if digest is not None:
             started_by_input[digest].add(job_id)
@@ -268,10 +268,10 @@ def audit(url: str, redis_url: str, load: Load, deadline: float) -> dict:
         if len(jobs) > 1:
             ran_twice |= jobs
     dangling = 0
-    for key in connection.scan_iter(match=store.idempotency_key(TENANT, "*"), count=1000):
+    for key in connection.scan_iter(match=keys.idempotency_key(TENANT, "*"), count=1000):
         value = connection.get(key)
         job_id = value.decode().split()[0] if value else None
-        if job_id and connection.get(store.job_key(job_id)) is None and connection.get(store.final_key(job_id)) is None:
+        if job_id and connection.get(keys.job_key(job_id)) is None and connection.get(keys.final_key(job_id)) is None:
             dangling += 1
     stuck = {i: r["status"] for i, r in records.items() if r["status"] not in TERMINAL}
     return {
@@ -286,7 +286,7 @@ def audit(url: str, redis_url: str, load: Load, deadline: float) -> dict:
         "wrong_outputs": load.wrong,
         "refused": dict(load.refused),
         "client_failed": dict(load.client_failed),
-        "active_left": connection.hlen(store.tenant_key(TENANT, "active")),
+        "active_left": connection.hlen(keys.tenant_key(TENANT, "active")),
     }
 
 

@@ -11,15 +11,16 @@ from typing import Dict, Optional, Tuple
 from ..compiler import benchmark, structs
 from ..compiler.bundle import KernelBundle
 from ..compiler.gate import validate
-from ..compiler.errors import BundleRejected, KernelError
+from ..compiler.errors import BundleRejected, KernelError, Kind
 from ..compiler.frontend import constexpr_params, param_names
 from ..job_status import JobStatus
 from ..launch_checks import count_problem, string_problem
-from .blob_store import BlobStore
 from .errors import ApiError
 from .models import JobRequest
 from .settings import Settings
-from .store import JobStore, PoolView
+from .store.blobs import BlobStore
+from .store.jobs import JobStore
+from .store.pool import PoolView
 from .tenants import Limits, Tenant
 
 SERVED_FOR_S = 1.0
@@ -37,36 +38,36 @@ class Admission:
         bundle_json = body.bundle.model_dump()
         bundle_bytes = len(json.dumps(bundle_json))
         if bundle_bytes > limits.max_bundle_bytes:
-            raise ApiError(413, "limit", f"kernel bundle of {bundle_bytes} bytes exceeds the "
-                                         f"{limits.max_bundle_bytes}-byte limit (max_bundle_bytes)")
+            raise ApiError(Kind.LIMIT, f"kernel bundle of {bundle_bytes} bytes exceeds the "
+                                       f"{limits.max_bundle_bytes}-byte limit (max_bundle_bytes)", status=413)
         if body.core_num > limits.max_core_num:
-            raise ApiError(413, "limit", f"core_num {body.core_num} exceeds the limit of {limits.max_core_num} "
-                                         "(max_core_num)")
+            raise ApiError(Kind.LIMIT, f"core_num {body.core_num} exceeds the limit of {limits.max_core_num} "
+                                       "(max_core_num)", status=413)
         try:
             bundle = KernelBundle.from_json(bundle_json)
             validate(bundle)
             names = param_names(bundle)
             constexprs = set(constexpr_params(bundle))
         except BundleRejected as e:
-            raise ApiError(422, "bundle_rejected", str(e)) from None
+            raise ApiError(Kind.BUNDLE_REJECTED, str(e)) from None
         problem = count_problem(bundle.entry, names, len(body.args))
         if problem:
-            raise ApiError(400, "bad_request", problem)
+            raise ApiError(Kind.BAD_REQUEST, problem, status=400)
         _check_struct_args(body)
         for name, arg in zip(names, body.args):
             problem = string_problem(name, constexprs) if arg.kind == "scalar" and arg.dtype == "str" else None
             if problem:
-                raise ApiError(422, "bad_request", problem)
+                raise ApiError(Kind.BAD_REQUEST, problem)
         in_flight = self._check_tensor_args(body, names, who)
         timeout = body.timeout or self.settings.job_timeout_s
         if timeout > self.settings.max_job_timeout_s:
-            raise ApiError(400, "bad_request", f"timeout {timeout:g} s exceeds the limit of "
-                                               f"{self.settings.max_job_timeout_s} s")
+            raise ApiError(Kind.BAD_REQUEST, f"timeout {timeout:g} s exceeds the limit of "
+                                             f"{self.settings.max_job_timeout_s} s", status=400)
         try:  # a benchmark job: its policy, the budget tied to the timeout
             policy = None if body.benchmark is None else benchmark.job_policy(
                 body.benchmark.model_dump(exclude_none=True), timeout)
         except KernelError as e:
-            raise ApiError(422, "bad_request", str(e)) from None
+            raise ApiError(Kind.BAD_REQUEST, str(e)) from None
         if not self._served(body.target, body.soc):
             raise self._unserved(body.target, body.soc)
         record = {"id": job_id, "status": JobStatus.QUEUED.value, "tenant": who.name, "target": body.target,
@@ -106,10 +107,10 @@ class Admission:
     def _unserved(self, target: str, soc: Optional[str]) -> ApiError:
         """503 at once: a job nobody serves never waits in a queue nobody reads."""
         if soc is None:
-            return ApiError(503, "unavailable", f"no worker serves target '{target}' right now")
+            return ApiError(Kind.UNAVAILABLE, f"no worker serves target '{target}' right now")
         socs = sorted({s for said in self.pool.live_capabilities(target).values() for s in said.get("socs", [])})
-        return ApiError(503, "unavailable", f"no worker serves SOC '{soc}' on target '{target}' right now; served: "
-                                            f"{', '.join(socs) if socs else 'none'}", served=socs)
+        return ApiError(Kind.UNAVAILABLE, f"no worker serves SOC '{soc}' on target '{target}' right now; served: "
+                                          f"{', '.join(socs) if socs else 'none'}", served=socs)
 
     def _check_tensor_args(self, body: JobRequest, names, who: Tenant) -> int:
         """Total tensor bytes; every blob present and of the size its dtype and shape say (inline
@@ -118,16 +119,16 @@ class Admission:
         sizes = self.blobs.sizes(who.name, [a.blob for _, a in uploaded])
         missing = sorted({arg.blob for (_, arg), size in zip(uploaded, sizes) if size is None})
         if missing:
-            raise ApiError(409, "missing_blobs", f"{len(missing)} tensor blob(s) are not on the server: upload "
-                                                 "them, then submit again", missing=missing)
+            raise ApiError(Kind.MISSING_BLOBS, f"{len(missing)} tensor blob(s) are not on the server: upload "
+                                               "them, then submit again", missing=missing)
         for (name, arg), size in zip(uploaded, sizes):
             if arg.nbytes != size:
-                raise ApiError(400, "bad_request", f"tensor '{name}': {arg.dtype}{arg.shape} needs {arg.nbytes} "
-                                                   f"bytes but its blob has {size}")
+                raise ApiError(Kind.BAD_REQUEST, f"tensor '{name}': {arg.dtype}{arg.shape} needs {arg.nbytes} "
+                                                 f"bytes but its blob has {size}", status=400)
         for name, arg in zip(names, body.args):  # sent as nothing, but the worker holds it as a blob's bytes
             if arg.kind == "tensor" and arg.zeros and arg.nbytes > who.limits.max_blob_bytes:
-                raise ApiError(413, "limit", f"tensor '{name}' of {arg.nbytes} bytes (zeros) exceeds the "
-                                             f"{who.limits.max_blob_bytes}-byte limit (max_blob_bytes)")
+                raise ApiError(Kind.LIMIT, f"tensor '{name}' of {arg.nbytes} bytes (zeros) exceeds the "
+                                           f"{who.limits.max_blob_bytes}-byte limit (max_blob_bytes)", status=413)
         return sum(a.nbytes for a in body.args if a.kind == "tensor")
 
 
@@ -140,25 +141,25 @@ def _check_struct_args(body: JobRequest) -> None:
     try:
         defs = structs.definitions_from_json({n: d.model_dump() for n, d in body.bundle.structs.items()})
     except BundleRejected as e:
-        raise ApiError(422, "bundle_rejected", str(e)) from None
+        raise ApiError(Kind.BUNDLE_REJECTED, str(e)) from None
     for i, arg in struct_args:
         if arg.dtype not in defs:
-            raise ApiError(422, "bad_request", f"argument {i} is a struct {arg.dtype}, which the bundle "
-                                               "does not define")
+            raise ApiError(Kind.BAD_REQUEST, f"argument {i} is a struct {arg.dtype}, which the bundle "
+                                             "does not define")
         try:
             structs.check_value(defs, arg.dtype, arg.value)
         except KernelError as e:
-            raise ApiError(422, "bad_request", f"argument {i}: {e}") from None
+            raise ApiError(Kind.BAD_REQUEST, f"argument {i}: {e}") from None
 
 
 def _refusal(verdict: str, value: Optional[str], limits: Limits) -> ApiError:
     if verdict == "mismatch":
-        return ApiError(422, "bad_request", "this Idempotency-Key was used for a different submission")
+        return ApiError(Kind.BAD_REQUEST, "this Idempotency-Key was used for a different submission")
     if verdict == "rate":
-        return ApiError(429, "limit", f"more than {limits.launches_per_minute} launches this minute "
-                                      "(launches_per_minute)")
+        return ApiError(Kind.LIMIT, f"more than {limits.launches_per_minute} launches this minute "
+                                    "(launches_per_minute)")
     if verdict == "active":
-        return ApiError(429, "limit", f"you have {value} jobs queued or running, the limit is "
-                                      f"{limits.max_active_jobs} (max_active_jobs)")
-    return ApiError(429, "limit", f"tensor bytes of your queued and running jobs would exceed "
-                                  f"{limits.max_bytes_in_flight} (max_bytes_in_flight)")
+        return ApiError(Kind.LIMIT, f"you have {value} jobs queued or running, the limit is "
+                                    f"{limits.max_active_jobs} (max_active_jobs)")
+    return ApiError(Kind.LIMIT, f"tensor bytes of your queued and running jobs would exceed "
+                                f"{limits.max_bytes_in_flight} (max_bytes_in_flight)")

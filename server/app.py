@@ -13,16 +13,19 @@ import redis.asyncio as aioredis
 from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
+from ..compiler.errors import Kind
 from .admission import Admission
-from .blob_store import AsyncBlobStore, BlobStore
 from .deps import Service
-from .ended import EndedJobs
 from .errors import RESPONSES, error_response, handle_errors
-from .metrics_http import mount_metrics
+from .metrics.http import mount_metrics
 from .routers import blobs, jobs, pool
 from .routers.dashboard import router as dashboard_router
 from .settings import Settings
-from .store import JobReader, JobStore, PoolView
+from .store.blobs import AsyncBlobStore, BlobStore
+from .store.ended import EndedJobs
+from .store.jobs import JobReader, JobStore
+from .store.pool import PoolView
+from .store.reaper import Reaper
 from .tenants import Tenants
 
 REAP_INTERVAL_S = 1.0
@@ -41,18 +44,18 @@ class RequestCap:
         if scope["type"] == "http" and scope["method"] == "POST":
             length = dict(scope["headers"]).get(b"content-length", b"")
             if length.isdigit() and int(length) > self.max_bytes:
-                response = error_response(413, "limit", f"request body of {int(length)} bytes exceeds the "
-                                                        f"service's {self.max_bytes}-byte limit (max_request_bytes)")
+                response = error_response(Kind.LIMIT, f"request body of {int(length)} bytes exceeds the service's "
+                                                      f"{self.max_bytes}-byte limit (max_request_bytes)", status=413)
                 return await response(scope, receive, send)
         await self.app(scope, receive, send)
 
 
-async def reap(jobs: JobStore) -> None:
+async def reap(reaper: Reaper) -> None:
     """End jobs whose work horse died without a word (SIGKILLed worker, Redis outage)."""
     while True:
         await asyncio.sleep(REAP_INTERVAL_S)
         try:
-            for job_id in await run_in_threadpool(jobs.reap):
+            for job_id in await run_in_threadpool(reaper.reap):
                 log.warning("job %s lost its worker; marked failed", job_id)
         except redis.RedisError:
             pass  # Redis is down: the requests say so; try again next round
@@ -70,7 +73,7 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI):
-        tasks = [asyncio.create_task(reap(job_store)), asyncio.create_task(service.ended.listen())]
+        tasks = [asyncio.create_task(reap(Reaper(job_store))), asyncio.create_task(service.ended.listen())]
         yield
         for task in tasks:
             task.cancel()

@@ -7,12 +7,14 @@ from typing import Optional
 
 from fastapi import Header, Request
 
+from ..compiler.errors import Kind
 from .admission import Admission
-from .blob_store import AsyncBlobStore, BlobStore
-from .ended import EndedJobs
 from .errors import ApiError
 from .settings import Settings
-from .store import JobReader, JobStore, PoolView
+from .store.blobs import AsyncBlobStore, BlobStore
+from .store.ended import EndedJobs
+from .store.jobs import JobReader, JobStore
+from .store.pool import PoolView
 from .tenants import Tenant, Tenants
 
 
@@ -38,9 +40,9 @@ def tenant(request: Request, authorization: Optional[str] = Header(None, include
     max_request_bytes is refused (413) before it is read."""
     found = service(request).tenants.authenticate(authorization)
     if found is None:
-        raise ApiError(401, "unauthorized", "a valid bearer token is required (Authorization: Bearer <token>)")
+        raise ApiError(Kind.UNAUTHORIZED, "a valid bearer token is required (Authorization: Bearer <token>)")
     length = request.headers.get("content-length")
     if request.method == "POST" and length and length.isdigit() and int(length) > found.limits.max_request_bytes:
-        raise ApiError(413, "limit", f"request body of {length} bytes exceeds your "
-                                     f"{found.limits.max_request_bytes}-byte limit (max_request_bytes)")
+        raise ApiError(Kind.LIMIT, f"request body of {length} bytes exceeds your "
+                                   f"{found.limits.max_request_bytes}-byte limit (max_request_bytes)", status=413)
     return found

@@ -14,7 +14,7 @@ from ..compiler.targets import NAMES as TARGETS
 from ..compiler.targets.contract import BOUNDS, HAZARDS
 from ..job_status import JobStatus
 from ..launch_checks import SCALAR_DTYPES, TENSOR_DTYPES, scalar_problem
-from .store import INLINE_BYTES
+from .store.jobs import INLINE_BYTES
 
 Digest = str  # lowercase hex sha256
 SOC_PATTERN = r"^[A-Za-z0-9_.]{1,64}$"

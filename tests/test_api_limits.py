@@ -19,7 +19,10 @@ import redis
 import ascrun
 import ops
 from ascrun.job_status import TERMINAL
-from ascrun.server import store
+from ascrun.server.store.jobs import INLINE_BYTES, JobStore
+from ascrun.server.store.pool import WORKER_TTL_S, worker_beat, worker_gone
+from ascrun.server.store.queues import queue_name
+from ascrun.server.store.reaper import UNQUEUED_GRACE_S
 from conftest import Service, start_redis
 
 TOKENS = {"race": "race-secret-token", "small": "small-secret-token"}
@@ -164,7 +167,7 @@ def test_empty_tensor_is_a_present_blob(api):
     ({"zeros": True, "blob": "0" * 64, "shape": [4]}, "a tensor has one of a blob, inline data or zeros"),
     ({"shape": [64]}, "a tensor has one of a blob, inline data or zeros"),
     ({"zeros": False, "shape": [64]}, "Input should be True"),
-    ({"data": base64.b64encode(bytes(store.INLINE_BYTES + 4)).decode(), "shape": [store.INLINE_BYTES // 4 + 1]},
+    ({"data": base64.b64encode(bytes(INLINE_BYTES + 4)).decode(), "shape": [INLINE_BYTES // 4 + 1]},
      "String should have at most"),  # over INLINE_BYTES: upload it as a blob
     ({"blob": "0" * 64, "shape": [-1]}, "Input should be greater than or equal to 0"),
 ])
@@ -300,11 +303,11 @@ LOST = {"kind": "unavailable", "message": "the job was lost before a worker star
 
 def _queued_for_sim(api, connection) -> dict:
     """A job accepted for target sim, which nobody really serves (a heartbeat says one does): it waits."""
-    store.worker_beat(connection, {"sim": {}}, "test-sim-worker")
+    worker_beat(connection, {"sim": {}}, "test-sim-worker")
     try:
         return api.post("/v1/jobs", json={**_job(), "target": "sim"}).json()
     finally:
-        store.worker_gone(connection, {"sim": {}}, "test-sim-worker")
+        worker_gone(connection, {"sim": {}}, "test-sim-worker")
 
 
 def test_a_job_lost_before_a_worker_took_it_is_reaped(api, redis_url):
@@ -313,8 +316,8 @@ def test_a_job_lost_before_a_worker_took_it_is_reaped(api, redis_url):
     record = _queued_for_sim(api, connection)
     assert record["status"] == "queued"
     connection.delete(f"rq:job:{record['id']}")
-    connection.lrem(f"rq:queue:{store.queue_name('sim', 'open')}", 0, record["id"])
-    deadline = time.monotonic() + store.UNQUEUED_GRACE_S + 30
+    connection.lrem(f"rq:queue:{queue_name('sim', 'open')}", 0, record["id"])
+    deadline = time.monotonic() + UNQUEUED_GRACE_S + 30
     while record["status"] == "queued" and time.monotonic() < deadline:
         record = api.get(f"/v1/jobs/{record['id']}", params={"wait": 5}).json()
     assert record["status"] == "failed"
@@ -326,9 +329,9 @@ def test_a_job_a_worker_took_and_died_with_is_reaped(api, redis_url):
     started it: the job ends, and no later worker can take it from the list."""
     connection = redis.Redis.from_url(redis_url)
     record = _queued_for_sim(api, connection)
-    queue = f"rq:queue:{store.queue_name('sim', 'open')}"
+    queue = f"rq:queue:{queue_name('sim', 'open')}"
     assert connection.lmove(queue, f"{queue}:intermediate") == record["id"].encode()  # what RQ's dequeue does
-    deadline = time.monotonic() + 2 * store.UNQUEUED_GRACE_S + 30
+    deadline = time.monotonic() + 2 * UNQUEUED_GRACE_S + 30
     while record["status"] == "queued" and time.monotonic() < deadline:
         record = api.get(f"/v1/jobs/{record['id']}", params={"wait": 5}).json()
     assert record["error"] == LOST
@@ -340,8 +343,8 @@ def test_a_job_a_worker_popped_and_died_with_is_reaped(api, redis_url):
     SIGKILLed before it started it: the job is in no list; it ends all the same."""
     connection = redis.Redis.from_url(redis_url)
     record = _queued_for_sim(api, connection)
-    assert connection.lpop(f"rq:queue:{store.queue_name('sim', 'open')}") == record["id"].encode()
-    deadline = time.monotonic() + 2 * store.UNQUEUED_GRACE_S + 30
+    assert connection.lpop(f"rq:queue:{queue_name('sim', 'open')}") == record["id"].encode()
+    deadline = time.monotonic() + 2 * UNQUEUED_GRACE_S + 30
     while record["status"] == "queued" and time.monotonic() < deadline:
         record = api.get(f"/v1/jobs/{record['id']}", params={"wait": 5}).json()
     assert record["error"] == LOST
@@ -355,11 +358,12 @@ def test_a_job_that_ended_before_a_worker_took_it_runs_nothing(api, redis_url):
     from ascrun.server.workers.worker import AscrunWorker
     connection = redis.Redis.from_url(redis_url)
     record = _queued_for_sim(api, connection)
-    jobs = store.JobStore(connection, ascrun.server.settings.Settings.from_env())
+    jobs = JobStore(connection, ascrun.server.settings.Settings.from_env())
     assert jobs.fail(record["id"], "unavailable", "reaped")
     failed = api.get(f"/v1/jobs/{record['id']}").json()
     AscrunWorker({"sim": {}}, connection=connection, serializer=JSONSerializer, name="test-late-worker").work(burst=True)
-    assert Job.fetch(record["id"], connection=connection, serializer=JSONSerializer).return_value() == "superseded"
+    rq_job = Job.fetch(record["id"], connection=connection, serializer=JSONSerializer)
+    assert rq_job.is_finished and rq_job.return_value() is None  # run_job: another outcome won
     assert api.get(f"/v1/jobs/{record['id']}").json() == failed
 
 
@@ -397,7 +401,7 @@ def test_a_killed_worker_drops_out_of_health_and_targets(service):
     service.wait_for_workers(live + 1)
     os.kill(worker.pid, signal.SIGKILL)
     worker.wait()
-    deadline = time.monotonic() + 3 * store.WORKER_TTL_S
+    deadline = time.monotonic() + 3 * WORKER_TTL_S
     while httpx.get(f"{service.url}/v1/health").json()["workers"]["cpu"] != live and time.monotonic() < deadline:
         time.sleep(0.2)
     assert httpx.get(f"{service.url}/v1/health").json()["workers"]["cpu"] == live

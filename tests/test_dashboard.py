@@ -19,7 +19,8 @@ from playwright.sync_api import expect, sync_playwright
 import ascrun
 import ops
 import report
-from ascrun.server import store
+from ascrun.job_status import TERMINAL, JobStatus
+from ascrun.server.store.pool import worker_beat, worker_gone
 from conftest import ROOT, Service, start_redis
 from kernels.hazards import vadd_sync_kernel
 
@@ -105,6 +106,22 @@ def test_open_mode_needs_no_token(open_pool, page, tmp_path):
     screenshot(page, tmp_path, "open-mode")
 
 
+def test_the_pages_job_states_are_the_python_tables(open_pool, page):
+    """The page's scripts import a job's states from /dashboard/states.js, which the API server
+    makes from job_status.py: what the browser reads is JobStatus and TERMINAL, as Python says them."""
+    answer = httpx.get(f"{open_pool.url}/dashboard/states.js")
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/javascript")
+    assert answer.headers["content-security-policy"].startswith("default-src 'self'")
+    page.goto(f"{open_pool.url}/dashboard")
+    expect(page.locator("#health")).to_contain_text("open mode", timeout=EXPECT_MS)  # its modules loaded
+    states = page.evaluate("""async () => {
+        const states = await import("/dashboard/states.js");
+        return {statuses: states.JobStatus, terminal: [...states.TERMINAL], frozen: Object.isFrozen(states.JobStatus)};
+    }""")
+    assert states == {"statuses": {status.name: status.value for status in JobStatus},
+                      "terminal": [status.value for status in JobStatus if status in TERMINAL], "frozen": True}
+
+
 def test_a_wrong_token_shows_the_apis_401(tenant_pool, page, tmp_path):
     page.goto(f"{tenant_pool.url}/dashboard")
     expect(page.locator("#token-form")).to_be_visible(timeout=EXPECT_MS)  # the service has tenants
@@ -132,7 +149,7 @@ def test_a_launched_job_appears_finishes_and_shows_its_code_and_timings(tenant_p
         launched.result()
         np.testing.assert_array_equal(z, x + y)
         client.launch(ops.binary_kernel, 8, x, y, np.zeros_like(x), 512, "add")  # both caches hit
-        store.worker_beat(connection, ghost, "test-dashboard-ghost")
+        worker_beat(connection, ghost, "test-dashboard-ghost")
         try:
             queued = [client.submit(ops.spin_kernel, 1, np.full(64, i, np.float32), np.zeros(64, np.float32), 1,
                                     soc=GHOST_SOC) for i in range(2)]
@@ -140,7 +157,7 @@ def test_a_launched_job_appears_finishes_and_shows_its_code_and_timings(tenant_p
                 expect(page.locator(f'#jobs tr[data-job="{handle.id}"] .status')).to_have_text(
                     f"queued: {place} of 2", timeout=EXPECT_MS)
         finally:
-            store.worker_gone(connection, ghost, "test-dashboard-ghost")
+            worker_gone(connection, ghost, "test-dashboard-ghost")
         record = client.job(launched.id)
     expect(page.locator("#cache-rates")).to_contain_text("frontend")
 

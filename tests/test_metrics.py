@@ -14,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 import ascrun
 import faulty
 import ops
-from ascrun.server import store
+from ascrun.server.store.pool import worker_beat
 from conftest import Service, _free_port, start_redis
 
 TOKEN = "metrics-test-token"
@@ -140,7 +140,7 @@ def test_queue_depth_oldest_age_and_live_workers(guarded):
     url, (behind_tokens, _), metrics_url, _ = guarded
     connection = redis.Redis.from_url(url)
     # a worker that beats but takes no job (a busy one): the API accepts a job, which waits
-    store.worker_beat(connection, {"cpu": {"socs": [], "stages": ["run"]}}, "busy-worker")
+    worker_beat(connection, {"cpu": {"socs": [], "stages": ["run"]}}, "busy-worker")
     with ascrun.Client(behind_tokens.url, token=TOKEN) as client:
         x = np.ones(256, np.float32)
         client.submit(ops.binary_kernel, 1, x, x, np.zeros_like(x), 256, "add")

@@ -186,7 +186,7 @@ def cmd_worker(opts: argparse.Namespace) -> int:
     if opts.healthy:
         import socket
         import redis
-        from ..server.store import live_on_host
+        from ..server.store.pool import live_on_host
         try:
             pool = redis.Redis.from_url(Settings.from_env().redis_url, socket_timeout=5)
             live = live_on_host(pool, socket.gethostname())
@@ -201,7 +201,7 @@ def cmd_worker(opts: argparse.Namespace) -> int:
         print("\n".join(lines))
         print("every stage is contained as designed" if contained else "some stage is NOT contained: see FAIL above")
         return 0 if contained else 1
-    from ..server.store import STAGES
+    from ..server.store.queues import STAGES
     from ..server.workers.worker import serve
     serve(opts.target or ["cpu"], Settings.from_env(), burst=opts.burst, socs=opts.soc,
           stages=[opts.only] if opts.only else STAGES)

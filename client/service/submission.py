@@ -12,7 +12,7 @@ from ..args import HostArgs, launch_args
 from ..compiler.errors import KernelError, Kind
 from ..compiler.targets.contract import check_bounds, check_hazards
 
-INLINE_BYTES = 64 << 10  # tensors up to this size travel inside the submission (the service's store.INLINE_BYTES)
+INLINE_BYTES = 64 << 10  # tensors up to this size travel inside the submission (the service's store.jobs.INLINE_BYTES)
 DEFAULT_JOB_TIMEOUT_S = 600  # what a result waits for a job that names no timeout
 WAIT_MARGIN_S = 60  # beyond the job's own timeout, for queueing
 

@@ -2,8 +2,9 @@
 // selected job (#job=<id>) until it ends; a 401 stops it until a token is entered.
 import { get, storedToken } from "./api.js";
 import { highlight } from "./highlight.js";
+import { JobStatus, TERMINAL } from "./states.js";
 import { drawNoTrace, drawTrace } from "./trace.js";
-import { TERMINAL, drawCacheRates, drawFacts, drawJobs, drawOutputs, drawPool, drawTimings, el } from "./views.js";
+import { drawCacheRates, drawFacts, drawJobs, drawOutputs, drawPool, drawTimings, el } from "./views.js";
 
 const POLL_MS = 1000;
 const $ = (id) => document.getElementById(id);
@@ -114,11 +115,11 @@ async function poll() {
   const [{ targets }, { jobs }] = await Promise.all([get("v1/targets"), get("v1/jobs?limit=20")]);
   // the list does not place a queued job in its queue: the job's own record does
   const place = (job) => get(`v1/jobs/${job.id}`).catch(() => job);  // it may have expired meanwhile
-  const placed = await Promise.all(jobs.map((job) => (job.status === "queued" ? place(job) : job)));
+  const placed = await Promise.all(jobs.map((job) => (job.status === JobStatus.QUEUED ? place(job) : job)));
   redraw("pool", targets, () => drawPool($("pool"), targets));
   redraw("cache", placed, () => drawCacheRates($("cache-rates"), placed));
   // a running job's "took" grows: its row is redrawn every round
-  const running = placed.some((job) => job.status === "started") && Date.now();
+  const running = placed.some((job) => job.status === JobStatus.STARTED) && Date.now();
   redraw("jobs", [placed, selectedId, running], () =>
     drawJobs($("jobs").tBodies[0], placed, selectedId, (id) => { location.hash = `job=${id}`; }));
   await drawJob();

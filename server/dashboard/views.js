@@ -1,5 +1,5 @@
 // What the page draws from the API's answers; every value goes in as text.
-export const TERMINAL = new Set(["finished", "failed", "timed_out"]);
+import { JobStatus } from "./states.js";
 
 // An element with its class and children (strings become text nodes).
 export function el(tag, className, ...children) {
@@ -55,10 +55,10 @@ export function drawCacheRates(container, jobs) {
 }
 
 function statusText(job) {
-  if (job.status === "queued" && job.queue_position) {
+  if (job.status === JobStatus.QUEUED && job.queue_position) {
     return `queued: ${ordinal(job.queue_position)} of ${job.queue_depth}`;
   }
-  if (job.status === "started") return `running on ${job.worker ?? "a worker"}`;
+  if (job.status === JobStatus.STARTED) return `running on ${job.worker ?? "a worker"}`;
   return job.status.replace("_", " ");
 }
 

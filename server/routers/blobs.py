@@ -6,6 +6,7 @@ import hashlib
 from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import Response, StreamingResponse
 
+from ...compiler.errors import Kind
 from ..deps import Service, service, tenant
 from ..errors import ApiError
 from ..models import MissingBlobs, MissingBlobsRequest
@@ -24,9 +25,9 @@ def missing_blobs(body: MissingBlobsRequest, who: Tenant = Depends(tenant), svc:
 
 def _over_stored(who: Tenant, stored: int, size: int) -> ApiError:
     cap = who.limits.max_stored_bytes
-    return ApiError(429, "limit", f"storing this blob of {size} bytes would take your stored blobs from "
-                                  f"{stored} to {stored + size} bytes, over {cap} (max_stored_bytes); "
-                                  "they are released as they expire (ASCRUN_BLOB_TTL)")
+    return ApiError(Kind.LIMIT, f"storing this blob of {size} bytes would take your stored blobs from "
+                                f"{stored} to {stored + size} bytes, over {cap} (max_stored_bytes); "
+                                "they are released as they expire (ASCRUN_BLOB_TTL)")
 
 
 @router.put("/v1/blobs/{digest}", status_code=201)
@@ -38,7 +39,8 @@ async def put_blob(request: Request, digest: str = Path(pattern=DIGEST), who: Te
     length = request.headers.get("content-length")
     if length and length.isdigit():
         if int(length) > cap:
-            raise ApiError(413, "limit", f"blob of {length} bytes exceeds the {cap}-byte limit (max_blob_bytes)")
+            raise ApiError(Kind.LIMIT, f"blob of {length} bytes exceeds the {cap}-byte limit (max_blob_bytes)",
+                           status=413)
         stored = await svc.async_blobs.stored_bytes(who.name, digest)
         if stored + int(length) > who.limits.max_stored_bytes:
             raise _over_stored(who, stored, int(length))
@@ -47,12 +49,12 @@ async def put_blob(request: Request, digest: str = Path(pattern=DIGEST), who: Te
         async for chunk in request.stream():
             size += len(chunk)
             if size > cap:
-                raise ApiError(413, "limit", f"blob exceeds the {cap}-byte limit (max_blob_bytes)")
+                raise ApiError(Kind.LIMIT, f"blob exceeds the {cap}-byte limit (max_blob_bytes)", status=413)
             hasher.update(chunk)
             await upload.add(chunk)
         if hasher.hexdigest() != digest:
-            raise ApiError(400, "bad_request", f"blob body hashes to {hasher.hexdigest()}, not {digest}: "
-                                               "corrupted upload")
+            raise ApiError(Kind.BAD_REQUEST, f"blob body hashes to {hasher.hexdigest()}, not {digest}: "
+                                             "corrupted upload", status=400)
         stored_ok, stored = await upload.commit(who.name, digest, size, who.limits.max_stored_bytes)
     except BaseException:
         await upload.discard()
@@ -68,6 +70,6 @@ async def get_blob(digest: str = Path(pattern=DIGEST), who: Tenant = Depends(ten
                    svc: Service = Depends(service)):
     size = await svc.async_blobs.size(who.name, digest)
     if size is None:
-        raise ApiError(404, "not_found", f"no blob {digest} (never uploaded, or expired)")
+        raise ApiError(Kind.NOT_FOUND, f"no blob {digest} (never uploaded, or expired)")
     return StreamingResponse(svc.async_blobs.chunks(who.name, digest, size), media_type="application/octet-stream",
                              headers={"Content-Length": str(size)})

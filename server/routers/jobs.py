@@ -10,9 +10,10 @@ from fastapi import APIRouter, Depends, Header, Query
 from fastapi.responses import PlainTextResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from ...job_status import TERMINAL
+from ...compiler.errors import Kind
+from ...job_status import TERMINAL, JobStatus
 from ..deps import Service, service, tenant
-from ..ended import Waiter
+from ..store.ended import Waiter
 from ..errors import ApiError
 from ..models import JobList, JobRequest, JobResult
 from ..settings import Settings
@@ -22,7 +23,7 @@ from ..tenants import Tenant
 def own_job(record: Optional[dict], job_id: str, who: Tenant) -> dict:
     """The record if it is the tenant's; another tenant's job is as unknown as a missing one."""
     if record is None or record.get("tenant") != who.name:
-        raise ApiError(404, "not_found", f"no job {job_id} (unknown, or its result expired)")
+        raise ApiError(Kind.NOT_FOUND, f"no job {job_id} (unknown, or its result expired)")
     return record
 
 
@@ -60,8 +61,8 @@ def job_file(svc: Service, job_id: str, field: str, who: Tenant) -> str:
     own_job(svc.jobs.get(job_id), job_id, who)
     entry = svc.jobs.frontend_entry(job_id)
     if entry is None:
-        raise ApiError(404, "not_found", f"job {job_id} has no generated {field} (it failed before codegen, "
-                                           "or has not run yet)")
+        raise ApiError(Kind.NOT_FOUND, f"job {job_id} has no generated {field} (it failed before codegen, "
+                                         "or has not run yet)")
     return entry[field]
 
 
@@ -74,14 +75,14 @@ def job_trace(svc: Service, job_id: str, who: Tenant) -> bytes:
     status, target = record.get("status"), record.get("target")
     if status not in TERMINAL:
         why = f"it has not finished yet (status {status})"
-    elif status != "finished":
+    elif status != JobStatus.FINISHED:
         error = record.get("error") or {}
-        why = f"it did not finish ({status}: {error.get('kind', 'runtime_error')}); only a finished run has one"
+        why = f"it did not finish ({status}: {error.get('kind', Kind.RUNTIME_ERROR)}); only a finished run has one"
     elif target != "cpu":
         why = f"it ran on target '{target}': only the cpu target models a timeline"
     else:
         why = "it expired"
-    raise ApiError(404, "not_found", f"job {job_id} has no trace: {why}")
+    raise ApiError(Kind.NOT_FOUND, f"job {job_id} has no trace: {why}")
 
 
 def router(settings: Settings) -> APIRouter:

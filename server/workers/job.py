@@ -16,19 +16,22 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 import redis
-from rq import get_current_job
 
 from ...compiler import benchmark, pipeline, targets
 from ...compiler.bundle import KernelBundle
 from ...compiler.cache import MemoryCache
-from ...compiler.errors import KernelError
+from ...compiler.errors import KernelError, Kind
 from ...compiler.frontend import ArgSpec, param_names
 from ...compiler.sandbox.frontend import JailedFrontend
 from ...compiler.sandbox.jail import Deadline
 from ...job_status import JobStatus
-from ..blob_store import BlobStore
 from ..settings import Settings
-from ..store import HEARTBEAT_S, INLINE_BYTES, STAGES, JobStore, RedisCache, live_workers
+from ..store import rq_adapter
+from ..store.blobs import BlobStore
+from ..store.cache import RedisCache
+from ..store.jobs import HEARTBEAT_S, INLINE_BYTES, JobStore
+from ..store.pool import PoolView
+from ..store.queues import STAGES
 
 LOCAL_CACHE_BYTES = 256 << 20  # a worker's in-memory share of the compile caches
 BENCHMARK_SHARE = 0.8  # of the job's time left at the run: a benchmark's budget at most (outputs still go out)
@@ -92,6 +95,11 @@ def _blobs(connection: redis.Redis) -> BlobStore:
 
 
 @functools.lru_cache(maxsize=None)
+def _pool(connection: redis.Redis) -> PoolView:
+    return PoolView(connection)
+
+
+@functools.lru_cache(maxsize=None)
 def _caches(connection: redis.Redis, ttl_s: int) -> MemoryCache:
     """The pipeline's caches: this worker's recent entries in memory, over the pool's in Redis."""
     return MemoryCache(RedisCache(connection, ttl_s), LOCAL_CACHE_BYTES)
@@ -120,7 +128,7 @@ def _values(blobs: BlobStore, bundle: KernelBundle, spec: Dict[str, Any]) -> Dic
         else:
             data = blobs.get(spec["tenant"], arg["blob"])
         if data is None:
-            raise KernelError(f"the input of '{name}' expired before the job ran: submit again", kind="bad_request")
+            raise KernelError(f"the input of '{name}' expired before the job ran: submit again", kind=Kind.BAD_REQUEST)
         values[name] = np.frombuffer(data, dtype=arg["dtype"]).reshape(arg["shape"])
     return values
 
@@ -151,19 +159,19 @@ def _start_heartbeat(store: JobStore, job_id: str) -> threading.Event:
     return done
 
 
-def run_job(job_id: str, stage: Optional[str] = None) -> str:
+def run_job(job_id: str, stage: Optional[str] = None) -> Optional[JobStatus]:
     """Entry point named in the queue (JOB_FUNCTION): the job as submitted, or (`stage`) handed on
-    by a worker that serves only the other stage. Returns the job's final status."""
-    rq_job = get_current_job()
-    store = _store(rq_job.connection)
+    by a worker that serves only the other stage. Returns the job's state after this run (RQ keeps
+    it as its job's result): terminal, or queued once handed on; None if another outcome won (the
+    reaper failed it, or it was cancelled)."""
+    connection, worker = rq_adapter.current_job()
+    store = _store(connection)
     settings = store.settings
-    worker = rq_job.worker_name
     record, spec = store.start(job_id, worker=worker)
     if record.get("status") != JobStatus.STARTED:
-        return "superseded"  # already ended (the reaper failed it, or it was cancelled): run nothing
+        return None  # already ended: run nothing
     if spec is None:
-        store.fail(job_id, "bad_request", "the job's launch spec expired before a worker took it", record)
-        return "failed"
+        return store.fail(job_id, Kind.BAD_REQUEST, "the job's launch spec expired before a worker took it", record)
     timeout_s = spec["timeout"]
     stages: Dict[str, Dict[str, Any]] = record.setdefault("stages", {})  # stage -> its worker and seconds
     deadline = Deadline(timeout_s - sum(s["seconds"] for s in stages.values()))  # the jails die when it passes
@@ -174,7 +182,7 @@ def run_job(job_id: str, stage: Optional[str] = None) -> str:
         0.0, record["started_at"] - record.get("queued_at", record["created_at"]))
     frontend: List[str] = []  # the frontend cache key once known: where the job's Ascend C and IR are
 
-    def fail(kind: str, message: str, **report) -> bool:
+    def fail(kind: str, message: str, **report) -> Optional[JobStatus]:
         return store.fail(job_id, kind, message, record, frontend[0] if frontend else None, **report)
 
     served = SERVING[spec["target"]]
@@ -184,7 +192,7 @@ def run_job(job_id: str, stage: Optional[str] = None) -> str:
         specs = _arg_specs(bundle, spec["args"])
         options = spec["options"]
         target = served.for_job(tenant, deadline)
-        cache = _caches(store.connection, settings.artifact_ttl_s)
+        cache = _caches(connection, settings.artifact_ttl_s)
         if "build" in served.stages:
             built = pipeline.build(bundle, specs, target, frontend_cache=cache, artifact_cache=cache,
                                    options=options, on_frontend=frontend.append)
@@ -193,15 +201,15 @@ def run_job(job_id: str, stage: Optional[str] = None) -> str:
             frontend.append(pipeline.frontend_key(bundle, specs, options))
             built = pipeline.from_caches(bundle, specs, target.toolchain.id, cache, cache, options)
             if built is None:
-                return _hand_to_build(store, record, stage, target.toolchain.id, timeout_s, fail)
+                return _hand_to_build(store, _pool(connection), record, stage, target.toolchain.id, timeout_s, fail)
         for name, seconds in built.timings.items():
             timings.setdefault(name, seconds)  # a build worker's, if it built for us
         if "run" not in served.stages:
             record.update(cache=built.cache, toolchain=target.toolchain.id)
             store.hand_off(job_id, record, "run", timeout_s)
-            return "handed on"
+            return JobStatus.QUEUED
         start = time.perf_counter()
-        blobs = _blobs(store.connection)
+        blobs = _blobs(connection)
         values = _values(blobs, bundle, spec)
         launch = functools.partial(pipeline.run, built, target, spec["core_num"], values, bounds=spec["bounds"],
                                    hazards=spec.get("hazards", "warn"))  # an older API's spec has none
@@ -216,33 +224,31 @@ def run_job(job_id: str, stage: Optional[str] = None) -> str:
         outputs = {name: _output(blobs, tenant, values[name]) for name in ran.written}
         stages["run"] = {"worker": worker, "seconds": time.perf_counter() - start}
         timings.update(run=ran.seconds, **ran.timings, total=sum(s["seconds"] for s in stages.values()))
-        won = store.finish(job_id, {"status": JobStatus.FINISHED.value, "outputs": outputs, "timings": timings,
-                                    "cache": dict(built.cache, **record.get("cache", {})),
-                                    "ir_hash": built.frontend.ir_hash, "log": ran.log, "warnings": ran.warnings,
-                                    "error": None, "model": ran.model,
-                                    **({"benchmark": measured.to_json()} if measured else {})},
-                              record, frontend[0], trace=ran.trace)
+        ended = store.finish(job_id, JobStatus.FINISHED, {
+            "outputs": outputs, "timings": timings, "cache": dict(built.cache, **record.get("cache", {})),
+            "ir_hash": built.frontend.ir_hash, "log": ran.log, "warnings": ran.warnings, "error": None,
+            "model": ran.model, **({"benchmark": measured.to_json()} if measured else {})},
+            record, frontend[0], trace=ran.trace)
     except KernelError as e:
-        won = fail(e.kind, str(e), log=e.log, warnings=e.warnings)
+        ended = fail(e.kind, str(e), log=e.log, warnings=e.warnings)
     except Exception as e:  # a bug of ours, not the kernel's: say so rather than hide it
-        won = fail("runtime_error", f"internal error in the worker: {e.__class__.__name__}: {e}")
+        ended = fail(Kind.RUNTIME_ERROR, f"internal error in the worker: {e.__class__.__name__}: {e}")
     finally:
         done.set()
-    return "done" if won else "superseded"
+    return ended
 
 
-def _hand_to_build(store: JobStore, record: Dict[str, Any], stage: Optional[str], toolchain_id: str,
-                   timeout_s: float, fail: Callable[..., bool]) -> str:
+def _hand_to_build(store: JobStore, pool: PoolView, record: Dict[str, Any], stage: Optional[str], toolchain_id: str,
+                   timeout_s: float, fail: Callable[..., Optional[JobStatus]]) -> Optional[JobStatus]:
     """A run-only worker without the job's artifact: a build worker makes it, once."""
     target, soc = record["target"], record.get("soc")
     if stage == "run":  # a build worker made it for us, and it is not there
-        fail("unavailable", f"the artifact a build worker made for this job is not in the cache this run worker "
-                            f"reads: the build's toolchain ({record.get('toolchain', '?')[:12]}) differs from this "
-                            f"worker's ({toolchain_id[:12]}), or the cache evicted it: submit again")
-        return "failed"
-    if live_workers(store.connection, target, soc, "build") == 0:
-        fail("unavailable", f"this kernel is not built yet, and no worker builds for target '{target}'"
-                            + (f" SOC '{soc}'" if soc else "") + " right now")
-        return "failed"
+        return fail(Kind.UNAVAILABLE, f"the artifact a build worker made for this job is not in the cache this run "
+                                      f"worker reads: the build's toolchain ({record.get('toolchain', '?')[:12]}) "
+                                      f"differs from this worker's ({toolchain_id[:12]}), or the cache evicted it: "
+                                      "submit again")
+    if pool.live_workers(target, soc, "build") == 0:
+        return fail(Kind.UNAVAILABLE, f"this kernel is not built yet, and no worker builds for target '{target}'"
+                                      + (f" SOC '{soc}'" if soc else "") + " right now")
     store.hand_off(record["id"], record, "build", timeout_s)
-    return "handed on"
+    return JobStatus.QUEUED

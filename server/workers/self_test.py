@@ -15,7 +15,7 @@ from ...compare import compare_outputs
 from ...local import run_local
 from ...result import LaunchResult
 from ...compiler import pipeline
-from ...compiler.errors import KernelError
+from ...compiler.errors import KernelError, Kind
 from .self_test_kernels import CASES
 
 
@@ -33,7 +33,7 @@ def run(case: str, target: str) -> LaunchResult:
     # exactly: the references are exact (IEEE adds, whole-number sums, round-to-nearest-even casts)
     comparison = compare_outputs(result.outputs, expected, target, "numpy", tolerances={})
     if not comparison.matches:
-        raise KernelError(comparison.summary(), kind="wrong_result")
+        raise KernelError(comparison.summary(), kind=Kind.WRONG_RESULT)
     return result
 
 
@@ -65,7 +65,7 @@ def self_test(targets: Sequence[str], out: TextIO) -> bool:
                         on_cpu[case] = run(case, "cpu")
                     comparison = compare_outputs(ran.outputs, on_cpu[case].outputs, target, "cpu")
                     if not comparison.matches:
-                        raise KernelError(comparison.summary(), kind="wrong_result")
+                        raise KernelError(comparison.summary(), kind=Kind.WRONG_RESULT)
                     device_us, model_us = ran.timings["kernel"] * 1e6, modeled_us(on_cpu[case].model)
                     result = f"ok (device {device_us:.2f} us, model {model_us:.2f} us: x{device_us / model_us:.2f})"
             except KernelError as e:

@@ -15,13 +15,12 @@ import time
 from typing import Dict, Sequence
 
 import redis
-from rq import Queue
-from rq.serializers import JSONSerializer
-from rq.utils import now as utcnow
 from rq.worker import RoundRobinWorker, WorkerStatus
 
 from ..settings import Settings
-from ..store import STAGES, WORKER_BEAT_S, queue_name, queues_key, worker_beat, worker_gone
+from ..store import rq_adapter
+from ..store.pool import WORKER_BEAT_S, worker_beat, worker_gone
+from ..store.queues import STAGES, queue_name, served_queues
 from . import job
 
 
@@ -31,7 +30,7 @@ BOOKKEEPING_S = 1.0  # RQ's worker heartbeat and suspension check, at most this 
 
 
 class AscrunWorker(RoundRobinWorker):
-    """RQ's round-robin worker over every tenant's queue of its targets (store.queues_key, read
+    """RQ's round-robin worker over every tenant's queue of its targets (queues.served_queues, read
     anew each QUEUE_REFRESH_S, so a tenant's first job needs no restart), told apart when it stops
     on request (SIGTERM/SIGINT) from when its loop gave up on an error, such as Redis going away."""
     stop_requested = False
@@ -44,9 +43,7 @@ class AscrunWorker(RoundRobinWorker):
 
     def _queue_names(self, connection: redis.Redis) -> list:
         """The queues of jobs for the targets and stages served, naming no SOC or one of the SOCs served."""
-        keys = [queues_key(target, soc, stage) for target, capabilities in self.served.items()
-                for soc in [None, *capabilities.get("socs", [])] for stage in capabilities.get("stages", STAGES)]
-        names = {n.decode() for n in connection.sunion(keys)}
+        names = served_queues(connection, self.served)
         target, capabilities = next(iter(self.served.items()))  # RQ wants a queue, even before the first job
         return sorted(names) or [queue_name(target, "open", stage=capabilities.get("stages", STAGES)[0])]
 
@@ -54,13 +51,13 @@ class AscrunWorker(RoundRobinWorker):
         """RQ beats before and after each job, two round trips each time: on the cached path that
         is a tenth of a job's Redis traffic. Once a second is plenty for a key that lives
         worker_ttl + 60 s; beats with their own timeout or pipeline (a job starting) always go."""
-        if timeout is None and pipeline is None and self.last_heartbeat is not None \
-                and (utcnow() - self.last_heartbeat).total_seconds() < BOOKKEEPING_S:
+        since = rq_adapter.since_heartbeat(self)
+        if timeout is None and pipeline is None and since is not None and since < BOOKKEEPING_S:
             return
         super().heartbeat(timeout, pipeline)
 
     def set_state(self, state, pipeline=None):
-        if pipeline is None and state == self._state:
+        if pipeline is None and state == self.get_state():
             return  # RQ writes "idle" twice between two jobs
         super().set_state(state, pipeline)
 
@@ -87,9 +84,7 @@ class AscrunWorker(RoundRobinWorker):
                 known = {q.name for q in self.queues}
                 for name in self._queue_names(self.connection):
                     if name not in known:
-                        queue = Queue(name, connection=self.connection, serializer=self.serializer)
-                        self.queues.append(queue)
-                        self._ordered_queues.append(queue)
+                        rq_adapter.add_queue(self, name)
             if timeout is None:  # burst: one non-blocking look
                 return super().dequeue_job_and_maintain_ttl(None, max_idle_time)
             result = super().dequeue_job_and_maintain_ttl(QUEUE_REFRESH_S, QUEUE_REFRESH_S)
@@ -130,7 +125,7 @@ def serve(targets: Sequence[str], settings: Settings, burst: bool = False, name:
     logging.getLogger("ascrun.worker").info("worker %s serves %s", name, json.dumps(served))
     try:
         while True:
-            worker = AscrunWorker(served, connection=connection, serializer=JSONSerializer, name=name)
+            worker = AscrunWorker(served, connection=connection, serializer=rq_adapter.SERIALIZER, name=name)
             try:
                 # RQ's INFO is three lines a job; the API's records tell what each job did
                 worker.work(burst=burst, with_scheduler=False, logging_level="WARNING")
@@ -149,7 +144,7 @@ def serve(targets: Sequence[str], settings: Settings, burst: bool = False, name:
 
 
 def _start_heartbeat(connection: redis.Redis, served: Dict[str, Dict], name: str):
-    """Say every WORKER_BEAT_S what this worker serves (store.live_workers counts it);
+    """Say every WORKER_BEAT_S what this worker serves (store.pool.live_workers counts it);
     returns the function that stops beating and deregisters."""
     done = threading.Event()
 

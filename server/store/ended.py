@@ -1,6 +1,6 @@
 """Who is waiting for which job to end: one Redis subscription per API server process.
 
-Every job's terminal record is published on its done channel (store.FINISH_LUA). Subscribing per
+Every job's terminal record is published on its done channel (jobs.FINISH_LUA). Subscribing per
 waiter cost a new Redis connection per long poll (redis-py closes a pubsub's connection when it is
 done), with its HELLO and CLIENT SETINFO, and a read of the record after the message. Here one
 connection listens to all the done channels and hands the record to the waiters of that job.
@@ -14,7 +14,7 @@ from typing import Any, Dict, Iterator, Optional, Set
 
 import redis.asyncio as aioredis
 
-from .store import done_channel
+from .keys import done_channel
 
 RETRY_S = 0.5  # after Redis went away, subscribe again this often
 

@@ -1,11 +1,12 @@
 """The pool's metrics, kept in Redis: what any process of the pool (a worker on another host, the
-API's reaper) adds is what every API server's /metrics shows. metrics_http.py turns them into
+API's reaper) adds is what every API server's /metrics shows. scrape.py turns them into
 Prometheus text at scrape time, with the queue depths and live workers read from the store then.
 
-One hash, ascrun:metrics (store.PREFIX's namespace), field JSON [series, label values...] -> a
+One hash, ascrun:metrics (store/keys.py's METRICS), field JSON [series, label values...] -> a
 count or a sum. A histogram is a count per bucket (not cumulative: one HINCRBY per observation),
 and its sum. Recording never fails what it records: a Redis error drops the sample,
-not the job. store.py records each job's end here, so this module imports nothing of it.
+not the job. The store records each job's end here (store/jobs.py), so this module imports
+nothing of the store but its keys.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import numpy as np
 import redis
 import redis.asyncio as aioredis
 
-METRICS_KEY = "ascrun:metrics"
+from ..store.keys import ANY_SOC, METRICS
 # seconds: a cached launch's stages are milliseconds, a cold build tens of seconds
 STAGE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0,
                  300.0, math.inf)
@@ -30,7 +31,7 @@ LABELS = {  # series -> its label names
     "stage_seconds": ("target", "stage"),
     "bytes": ("direction", "kind"),
 }
-NO_SOC = "any"  # a job naming no SOC (store.ANY_SOC), a worker serving none
+NO_SOC = ANY_SOC  # a job naming no SOC, a worker serving none
 
 
 def _field(series: str, *values: Any) -> str:
@@ -39,9 +40,9 @@ def _field(series: str, *values: Any) -> str:
 
 def _count(pipe, series: str, labels: Tuple, amount: float = 1) -> None:
     if isinstance(amount, int):
-        pipe.hincrby(METRICS_KEY, _field(series, *labels), amount)
+        pipe.hincrby(METRICS, _field(series, *labels), amount)
     else:
-        pipe.hincrbyfloat(METRICS_KEY, _field(series, *labels), amount)
+        pipe.hincrbyfloat(METRICS, _field(series, *labels), amount)
 
 
 def _observe(pipe, series: str, labels: Tuple, seconds: float) -> None:
@@ -54,7 +55,7 @@ def _output_bytes(output: Dict[str, Any]) -> int:
 
 
 def job_ended(connection: redis.Redis, record: Dict[str, Any]) -> None:
-    """A job reached its terminal record (store.JobStore.finish, once per job): its outcome, the
+    """A job reached its terminal record (store.jobs.JobStore.finish, once per job): its outcome, the
     time of each stage it went through, its cache hits and misses, its inline outputs' bytes."""
     target, soc = record.get("target", "unknown"), record.get("soc") or NO_SOC
     error = record.get("error") or {}
@@ -96,7 +97,7 @@ async def blob_moved(connection: aioredis.Redis, stage: str, seconds: float, siz
 def recorded(connection: redis.Redis) -> Dict[str, List[Tuple[Tuple[str, ...], float]]]:
     """Every recorded series -> [(label values, value)]."""
     series: Dict[str, List[Tuple[Tuple[str, ...], float]]] = {}
-    for field, value in connection.hgetall(METRICS_KEY).items():
+    for field, value in connection.hgetall(METRICS).items():
         name, *labels = json.loads(field)
         series.setdefault(name, []).append((tuple(labels), float(value)))
     return series

@@ -1,5 +1,5 @@
 """What /metrics shows of the pool, read at each scrape: the series every process recorded
-(metrics.py), and through the store the queues' depths and oldest jobs and the live workers."""
+(recorder.py), and through the store the queues' depths and oldest jobs and the live workers."""
 from __future__ import annotations
 
 from typing import Dict, Iterator, List, Tuple
@@ -9,8 +9,10 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
-from ..compiler.targets import NAMES as TARGETS
-from . import metrics, store
+from ...compiler.targets import NAMES as TARGETS
+from ..store.pool import PoolView
+from ..store.queues import STAGES
+from . import recorder
 
 COUNTERS = {  # recorded series -> (metric name, help)
     "jobs": ("ascrun_jobs", "Jobs ended, by target, SOC, status and error kind"),
@@ -24,7 +26,7 @@ class PoolCollector(Collector):
 
     def __init__(self, connection: redis.Redis):
         self.connection = connection
-        self.pool = store.PoolView(connection)
+        self.pool = PoolView(connection)
 
     def collect(self) -> Iterator[Metric]:
         up = GaugeMetricFamily("ascrun_metrics_redis_up", "Whether this scrape could read the pool's metrics from Redis")
@@ -37,9 +39,9 @@ class PoolCollector(Collector):
         yield from families
 
     def _pool(self) -> Iterator[Metric]:
-        recorded = metrics.recorded(self.connection)
+        recorded = recorder.recorded(self.connection)
         for series, (name, doc) in COUNTERS.items():
-            family = CounterMetricFamily(name, doc, labels=metrics.LABELS[series])
+            family = CounterMetricFamily(name, doc, labels=recorder.LABELS[series])
             for labels, value in sorted(recorded.get(series, [])):
                 family.add_metric(labels, value)
             yield family
@@ -62,26 +64,26 @@ class PoolCollector(Collector):
 
 def _histogram(recorded: Dict[str, List], series: str, name: str, doc: str) -> HistogramMetricFamily:
     """The recorded per-bucket counts, made cumulative as Prometheus wants them."""
-    family = HistogramMetricFamily(name, doc, labels=metrics.LABELS[series])
+    family = HistogramMetricFamily(name, doc, labels=recorder.LABELS[series])
     sums = dict(recorded.get(f"{series}:sum", []))
     per_bucket: Dict[Tuple[str, ...], List[float]] = {}
     for (*labels, index), count in recorded.get(f"{series}:bucket", []):
-        per_bucket.setdefault(tuple(labels), [0.0] * len(metrics.STAGE_BUCKETS))[int(index)] += count
+        per_bucket.setdefault(tuple(labels), [0.0] * len(recorder.STAGE_BUCKETS))[int(index)] += count
     for labels, counts in sorted(per_bucket.items()):
         cumulative, buckets = 0.0, []
-        for bound, count in zip(metrics.STAGE_BUCKETS, counts):
+        for bound, count in zip(recorder.STAGE_BUCKETS, counts):
             cumulative += count
             buckets.append((floatToGoString(bound), cumulative))
         family.add_metric(labels, buckets, sums.get(labels, 0.0))
     return family
 
 
-def live_workers(pool: store.PoolView, target: str) -> Dict[Tuple[str, str], int]:
+def live_workers(pool: PoolView, target: str) -> Dict[Tuple[str, str], int]:
     """(SOC, stage) -> the target's live workers serving that stage and SOC (NO_SOC: a worker that
     names none); a worker serving several SOCs counts under each."""
     counts: Dict[Tuple[str, str], int] = {}
     for said in pool.live_capabilities(target).values():
-        for stage in said.get("stages", store.STAGES):
-            for soc in said.get("socs") or [metrics.NO_SOC]:
+        for stage in said.get("stages", STAGES):
+            for soc in said.get("socs") or [recorder.NO_SOC]:
                 counts[(soc, stage)] = counts.get((soc, stage), 0) + 1
     return counts

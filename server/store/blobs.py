@@ -1,5 +1,5 @@
 """Blobs in Redis: a tensor's bytes named by their sha256, per tenant, accounted against its
-max_stored_bytes (key layout: store.py's docstring). BlobStore is the workers' and the API's
+max_stored_bytes (key layout: keys.py). BlobStore is the workers' and the API's
 blocking side, AsyncBlobStore the API's streaming uploads and downloads."""
 from __future__ import annotations
 
@@ -13,22 +13,10 @@ from typing import AsyncIterator, List, Optional, Sequence, Tuple
 import redis
 import redis.asyncio as aioredis
 
-from .store import PREFIX, tenant_key
-from .settings import Settings
+from ..settings import Settings
+from .keys import blob_chunk_key, blob_key, tenant_key, upload_key
 
 BLOB_CHUNK_BYTES = 64 << 20
-
-
-def blob_key(tenant: str, digest: str) -> str:
-    return f"{PREFIX}blob:{tenant}:{digest}"
-
-
-def blob_chunk_key(tenant: str, digest: str, index: int) -> str:
-    return f"{PREFIX}chunk:{tenant}:{digest}:{index}"
-
-
-def upload_key(upload_id: str, index: int) -> str:
-    return f"{PREFIX}upload:{upload_id}:{index}"
 
 
 def blob_chunks(size: int) -> int:

@@ -1,5 +1,5 @@
 """Where /metrics is served and what this API server adds to it: its HTTP latency by route, and
-the blob transfers it sees; the pool's metrics come from metrics_scrape.py."""
+the blob transfers it sees; the pool's metrics come from scrape.py."""
 from __future__ import annotations
 
 import re
@@ -12,10 +12,10 @@ from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_fastapi_instrumentator import Instrumentator
 from prometheus_fastapi_instrumentator import metrics as http_metrics
 
-from . import metrics
-from .metrics_scrape import PoolCollector
-from .routers import metrics as metrics_router
-from .settings import Settings
+from ..routers import metrics as metrics_router
+from ..settings import Settings
+from . import recorder
+from .scrape import PoolCollector
 
 BLOB_PATH = re.compile(r"^/v1/blobs/[0-9a-f]{64}$")
 # seconds: a cached launch's requests take milliseconds, a long poll up to max_wait_s
@@ -52,7 +52,7 @@ class BlobTransfers:
 
         await self.app(scope, counted_receive, counted_send)
         if status == (201 if upload else 200):
-            await metrics.blob_moved(self.connection, "upload" if upload else "download",
+            await recorder.blob_moved(self.connection, "upload" if upload else "download",
                                      time.perf_counter() - start, moved)
 
 

@@ -1,0 +1,245 @@
+"""Jobs in Redis (key layout: keys.py): admission (quotas, record, spec and queue in one step),
+the record's moves along job_status.TRANSITIONS (start, hand_off, finish and fail), the running
+job's heartbeat, a finished job's trace and generated files. JobStore is the workers' and the API's
+blocking side, JobReader the API's async reads."""
+from __future__ import annotations
+
+import json
+import time
+import zlib
+from typing import Any, Dict, List, Optional, Tuple
+
+import redis
+import redis.asyncio as aioredis
+
+from ...compiler.errors import Kind
+from ...job_status import TERMINAL, JobStatus, may_move
+from ..metrics import recorder
+from ..settings import Settings
+from .cache import RedisCache
+from .keys import (QUEUED, STARTED, alive_key, done_channel, files_key, final_key, idempotency_key, inputs_key,
+                   job_key, spec_key, tenant_key, trace_key)
+from .queues import enqueue, waiting_in
+
+HEARTBEAT_S = 1.0  # how often a running job says it is alive
+HEARTBEAT_TTL_S = 5  # a job silent this long has lost its work horse
+# Tensors up to this size travel inline (base64) in the submission and in the result: a cached
+# launch is then one request. In a spec, such a tensor argument has "input" (its field in
+# inputs:<id>) instead of "blob"; in a result, an output has "data" instead of "blob".
+INLINE_BYTES = 64 << 10
+
+
+def merge_record(record: Optional[bytes], final: Optional[bytes]) -> Optional[Dict[str, Any]]:
+    """A job's current state: its terminal record once there is one, else its live record."""
+    if final is not None:
+        return json.loads(final)
+    if record is not None:
+        return json.loads(record)
+    return None
+
+
+def _move(record: Dict[str, Any], new: JobStatus, **changes: Any) -> None:
+    """Put the job's `record` in state `new`, with `changes`: only along job_status.TRANSITIONS
+    from the state it is in (a record that says none, lost with its job's data, is taken as queued:
+    no worker ran it). Any other move is a bug of ours, refused."""
+    old = record.get("status") or JobStatus.QUEUED
+    if not may_move(old, new):
+        raise ValueError(f"job {record.get('id')}: {old} -> {new} is not a move of job_status.TRANSITIONS")
+    record.update(changes, status=new.value)
+
+
+# The terminal record and the release of what the job held, in one step: a Redis killed between
+# them would otherwise leave a finished job holding its tenant's active slot.
+FINISH_LUA = """
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then return 0 end
+if ARGV[4] ~= '' then redis.call('SET', KEYS[7], ARGV[4], 'EX', ARGV[2]) end
+if ARGV[5] ~= '' then redis.call('SET', KEYS[8], ARGV[5], 'EX', ARGV[2]) end
+redis.call('HDEL', KEYS[2], ARGV[3])
+redis.call('SREM', KEYS[3], ARGV[3])
+redis.call('ZREM', KEYS[4], ARGV[3])
+redis.call('DEL', KEYS[5])
+redis.call('PUBLISH', KEYS[6], ARGV[1])
+return 1
+"""
+
+
+ADMIT_LUA = """
+if ARGV[10] ~= '' then
+  local earlier = redis.call('GET', KEYS[3])
+  if earlier then
+    local id, digest = string.match(earlier, '^(%S+) (%S+)$')
+    if digest ~= ARGV[11] then return {'mismatch'} end
+    local found = redis.call('GET', ARGV[13] .. id) or redis.call('GET', ARGV[12] .. id)
+    if found then return {'earlier', found} end
+  end
+end
+if tonumber(redis.call('GET', KEYS[1]) or '0') >= tonumber(ARGV[3]) then return {'rate'} end
+local active = redis.call('HVALS', KEYS[2])
+if #active >= tonumber(ARGV[4]) then return {'active', tostring(#active)} end
+local bytes = tonumber(ARGV[2])
+for _, b in ipairs(active) do bytes = bytes + tonumber(b) end
+if bytes > tonumber(ARGV[5]) then return {'bytes'} end
+redis.call('INCR', KEYS[1])
+redis.call('EXPIRE', KEYS[1], 120)
+redis.call('SET', KEYS[4], ARGV[6], 'EX', ARGV[8])
+redis.call('SET', KEYS[5], ARGV[7], 'EX', ARGV[8])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[6], ARGV[9], ARGV[1])
+redis.call('ZADD', KEYS[7], ARGV[9], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[7], 0, ARGV[9] - ARGV[8])
+if ARGV[10] ~= '' then redis.call('SET', KEYS[3], ARGV[10], 'EX', ARGV[8]) end
+if #ARGV > 14 then
+  redis.call('HSET', KEYS[8], unpack(ARGV, 15))
+  redis.call('EXPIRE', KEYS[8], ARGV[14])
+end
+return {'admitted'}
+"""
+
+
+class JobStore:
+    """Synchronous access for workers and the server's blocking routes."""
+
+    def __init__(self, connection: redis.Redis, settings: Settings):
+        self.connection = connection
+        self.settings = settings
+        self._finish = connection.register_script(FINISH_LUA)
+        self._admit = connection.register_script(ADMIT_LUA)
+
+    def admit(self, record: Dict[str, Any], spec: Dict[str, Any], inputs: Dict[str, bytes], in_flight_bytes: int,
+              limits: Any, idempotency: Optional[Tuple[str, str]] = None) -> Tuple[str, Any]:
+        """Check the tenant's quotas and, atomically with that, store the job (record, spec, active
+        slot): no job is ever stored over a quota. One script, no WATCH: a busy tenant's concurrent
+        submissions never retry. Then enqueue it; a job stored but never enqueued (the server died
+        in between) is failed by the reaper. `idempotency`: (the request's Idempotency-Key, its
+        digest); the script answers a key already used with that job's record, read in the same
+        step (a job that has expired since is no answer: this submission makes a new one).
+        Returns ("admitted", None), ("earlier", its record), ("mismatch", None) for a key used by
+        another submission, or the limit hit: ("rate" | "bytes", None), ("active", count)."""
+        job_id, tenant, ttl = record["id"], record["tenant"], self.settings.result_ttl_s
+        key, digest = idempotency or ("", "")
+        keys = [tenant_key(tenant, f"rate:{int(time.time() // 60)}"), tenant_key(tenant, "active"),
+                idempotency_key(tenant, key) if key else tenant_key(tenant, "no-idempotency-key"), spec_key(job_id),
+                job_key(job_id), QUEUED, tenant_key(tenant, "jobs"), inputs_key(job_id)]
+        args = [job_id, in_flight_bytes, limits.launches_per_minute, limits.max_active_jobs,
+                limits.max_bytes_in_flight, json.dumps(spec), json.dumps(record), ttl, record["created_at"],
+                f"{job_id} {digest}" if key else "", digest, job_key(""), final_key(""),
+                self.settings.blob_ttl_s, *[x for field in inputs.items() for x in field]]
+        verdict, *value = self._admit(keys=keys, args=args)
+        verdict = verdict.decode()
+        if verdict == "earlier":
+            return verdict, json.loads(value[0])
+        if verdict == "admitted":
+            # RQ's job and the queue's name in one transaction
+            with self.connection.pipeline() as pipe:
+                enqueue(self.connection, pipe, record, spec["timeout"], ttl)
+                recorder.inline_received(pipe, inputs)
+                pipe.execute()
+        return verdict, value[0].decode() if value else None
+
+    def get(self, job_id: str) -> Optional[Dict[str, Any]]:
+        record, final = self.connection.mget(job_key(job_id), final_key(job_id))
+        return merge_record(record, final)
+
+    def recent(self, tenant: str, limit: int) -> List[Dict[str, Any]]:
+        ids = [i.decode() for i in self.connection.zrevrange(tenant_key(tenant, "jobs"), 0, limit - 1)]
+        records = (self.get(i) for i in ids)
+        return [r for r in records if r is not None]
+
+    def start(self, job_id: str, worker: Optional[str]) -> Tuple[Dict[str, Any], Optional[Dict[str, Any]]]:
+        """Mark the job started (its heartbeat begins) and return its record and launch spec (with
+        its inline tensors' bytes by field under "inputs", those that have not expired); a job
+        that already ended (reaped or cancelled while queued) comes back as it is, unchanged. Two
+        round trips: this is on every launch's path."""
+        with self.connection.pipeline(transaction=False) as pipe:
+            pipe.mget(job_key(job_id), final_key(job_id))
+            pipe.get(spec_key(job_id))
+            pipe.hgetall(inputs_key(job_id))
+            (raw, final), raw_spec, inputs = pipe.execute()
+        record = merge_record(raw, final) or {"id": job_id}
+        if record.get("status") in TERMINAL:
+            return record, None
+        _move(record, JobStatus.STARTED, started_at=time.time(), worker=worker)
+        with self.connection.pipeline() as pipe:
+            pipe.set(alive_key(job_id), 1, ex=HEARTBEAT_TTL_S)
+            pipe.sadd(STARTED, job_id)
+            pipe.zrem(QUEUED, job_id)
+            pipe.set(job_key(job_id), json.dumps(record), ex=self.settings.result_ttl_s)
+            pipe.execute()
+        if raw_spec is None:
+            return record, None
+        return record, dict(json.loads(raw_spec), inputs={k.decode(): v for k, v in inputs.items()})
+
+    def hand_off(self, job_id: str, record: Dict[str, Any], stage: str, timeout_s: float) -> None:
+        """Queue the started job again, for a worker serving `stage` (queues.STAGES), with what the
+        stages so far did in its record; in one transaction, so a job is never both started and
+        queued, nor lost between them."""
+        rq_id = f"{job_id}-{stage}"
+        _move(record, JobStatus.QUEUED, stage=stage, rq_job=rq_id, queued_at=time.time())
+        with self.connection.pipeline() as pipe:
+            enqueue(self.connection, pipe, record, timeout_s, self.settings.result_ttl_s, stage, rq_id)
+            pipe.set(job_key(job_id), json.dumps(record), ex=self.settings.result_ttl_s)
+            pipe.zadd(QUEUED, {job_id: record["queued_at"]})
+            pipe.srem(STARTED, job_id)
+            pipe.delete(alive_key(job_id))
+            pipe.execute()
+
+    def heartbeat(self, job_id: str) -> None:
+        self.connection.set(alive_key(job_id), 1, ex=HEARTBEAT_TTL_S)
+
+    def finish(self, job_id: str, status: JobStatus, changes: Dict[str, Any],
+               record: Optional[Dict[str, Any]] = None, frontend_key: Optional[str] = None,
+               trace: Optional[str] = None) -> Optional[JobStatus]:
+        """End the job in terminal state `status`, with `changes` (its outcome), unless it already
+        has one; tell waiters. Returns `status` if this call won, else None. `record`: the job's
+        record as its worker holds it (saves reading it); `frontend_key`: the frontend cache entry
+        of its Ascend C and IR, stored with the outcome (files:<id>); `trace`: its modeled timeline
+        (trace:<id>), likewise stored only if this call won."""
+        record = dict(record or self.get(job_id) or {"id": job_id})
+        if record.get("status") in TERMINAL:
+            return None
+        _move(record, status, **changes, ended_at=time.time())
+        active = tenant_key(record.get("tenant", ""), "active")  # no tenant: a hash that never exists
+        won = self._finish(keys=[final_key(job_id), active, STARTED, QUEUED, alive_key(job_id), done_channel(job_id),
+                                 files_key(job_id), trace_key(job_id)],
+                           args=[json.dumps(record), self.settings.result_ttl_s, job_id, frontend_key or "",
+                                 zlib.compress(trace.encode()) if trace else ""])
+        if not won:
+            return None
+        recorder.job_ended(self.connection, record)
+        return status
+
+    def fail(self, job_id: str, kind: str, message: str, record: Optional[Dict[str, Any]] = None,
+             frontend_key: Optional[str] = None, **report: Any) -> Optional[JobStatus]:
+        """End the job as failed (timed out: `kind` timeout); `report` adds the kernel's log and
+        warnings, if it ran. Returns the job's new state if this call ended it, else None."""
+        status = JobStatus.TIMED_OUT if kind == Kind.TIMEOUT else JobStatus.FAILED
+        return self.finish(job_id, status, {"error": {"kind": str(kind), "message": message}, **report}, record,
+                           frontend_key)
+
+    def trace(self, job_id: str) -> Optional[bytes]:
+        """The job's trace (JSON text), if it has one that has not expired."""
+        stored = self.connection.get(trace_key(job_id))
+        return None if stored is None else zlib.decompress(stored)
+
+    def frontend_entry(self, job_id: str) -> Optional[Dict[str, Any]]:
+        key = self.connection.get(files_key(job_id))
+        entry = None if key is None else RedisCache(self.connection, 0).get(key.decode())
+        return None if entry is None else json.loads(entry)
+
+
+class JobReader:
+    """The API's async reads of a job (its long polls stay off the thread pool)."""
+
+    def __init__(self, connection: aioredis.Redis):
+        self.connection = connection
+
+    async def get(self, job_id: str) -> Optional[Dict[str, Any]]:
+        """The job's record; a queued one with its place in its tenant's queue and that queue's length."""
+        record = merge_record(*await self.connection.mget(job_key(job_id), final_key(job_id)))
+        if record is not None and record["status"] == JobStatus.QUEUED and "target" in record:
+            queue, rq_id = waiting_in(record)
+            async with self.connection.pipeline(transaction=False) as pipe:
+                position, depth = await pipe.lpos(queue, rq_id).llen(queue).execute()
+            if position is not None:  # else a worker is taking it just now
+                record.update(queue_position=position + 1, queue_depth=depth)
+        return record

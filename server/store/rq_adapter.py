@@ -1,0 +1,108 @@
+"""Everything ascrun assumes about RQ's internals, in one place (hence rq==2.12.0 pinned in
+pyproject.toml): where RQ keeps a queue and its jobs in Redis, which fields of its job hash the
+reaper reads and what they hold, how a worker takes a job off its queues (the intermediate list),
+what RQ keeps of each run, and how a worker's round-robin order grows by a queue.
+tests/test_rq_adapter.py checks each assumption against the installed RQ: an RQ upgrade that
+breaks one fails there, saying which.
+
+The rest of the service reaches RQ only through this module; the worker (workers/worker.py)
+subclasses RQ's round-robin worker besides.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Optional, Sequence, Tuple
+
+import redis
+from rq import get_current_job
+from rq.intermediate_queue import IntermediateQueue
+from rq.job import Job
+from rq.queue import Queue
+from rq.results import Result
+from rq.serializers import JSONSerializer
+from rq.utils import now, utcparse
+
+SERIALIZER = JSONSerializer  # every ascrun queue and worker speaks JSON: no pickle
+WAITING = ("queued", "deferred", "scheduled")  # RQ's states of a job not started (one a worker took still says queued)
+
+
+def queue_key(name: str) -> str:
+    """The Redis list RQ keeps queue `name`'s job ids in, the next first (what a worker pops; its
+    length is the queue's depth)."""
+    return Queue.redis_queue_namespace_prefix + name
+
+
+def enqueue(connection: redis.Redis, pipe: redis.client.Pipeline, queue: str, function: str, args: Sequence,
+            job_id: str, timeout_s: int, ttl_s: int) -> None:
+    """Create RQ job `job_id`, calling `function` (its dotted name) with `args` within `timeout_s`,
+    its result and failure kept `ttl_s`, and push it on `queue`: within `pipe` (a MULTI the caller
+    executes; RQ starts it, so call this first)."""
+    Queue(queue, connection=connection, serializer=SERIALIZER).enqueue_call(
+        function, args=args, job_id=job_id, timeout=timeout_s, result_ttl=ttl_s, failure_ttl=ttl_s, pipeline=pipe)
+
+
+class JobState(NamedTuple):
+    """What RQ's hash of a job says of it (all None: there is no such RQ job)."""
+    status: Optional[str]  # RQ's JobStatus value: WAITING, "started", "finished", "failed", ...
+    started_at: Optional[float]  # when a worker started it (epoch seconds), once one has
+    origin: Optional[str]  # the name of the queue it was enqueued on
+
+
+def job_state(connection: redis.Redis, rq_id: str) -> JobState:
+    status, started_at, origin = connection.hmget(Job.key_for(rq_id), "status", "started_at", "origin")
+    return JobState(None if status is None else status.decode(),
+                    utcparse(started_at.decode()).timestamp() if started_at else None,
+                    None if origin is None else origin.decode())
+
+
+class Taken:
+    """The list RQ moves a job to when a worker reading that one queue takes it (LMOVE), until the
+    worker has started it; a worker reading several queues pops the job outright (BLPOP), into no
+    list. RQ's own cleanup fails a job left there a minute after it first saw it."""
+
+    def __init__(self, connection: redis.Redis, queue: str):
+        self.connection = connection
+        self._list = IntermediateQueue(queue_key(queue), connection)
+        self.key = self._list.key
+
+    def holds(self, rq_id: str) -> bool:
+        return self.connection.lpos(self.key, rq_id) is not None
+
+    def seen_since(self, rq_id: str) -> Optional[float]:
+        """When the job was first seen in this list (epoch seconds), noting now if it was not yet
+        (RQ's own cleanup counts from the same mark)."""
+        self._list.set_first_seen(rq_id)
+        first_seen = self._list.get_first_seen(rq_id)
+        return None if first_seen is None else first_seen.timestamp()
+
+    def take_out(self, rq_id: str) -> bool:
+        """Take the job out of the list, so that RQ never hands it to a worker; False if it was not there."""
+        return bool(self.connection.lrem(self.key, 0, rq_id))
+
+
+def runs(connection: redis.Redis, rq_id: str) -> int:
+    """How many times workers ran the RQ job: RQ keeps a result for each run, in a stream (the last
+    10, while the job's result_ttl lasts)."""
+    return connection.xlen(Result.get_key(rq_id))
+
+
+def current_job() -> Tuple[redis.Redis, str]:
+    """The Redis connection and worker name of the RQ job this process is running (in a job's function)."""
+    job = get_current_job()
+    return job.connection, job.worker_name
+
+
+def add_queue(worker, name: str) -> None:
+    """Make RQ `worker` (a running one, between two dequeues) serve queue `name` too, last in its
+    round-robin order. RQ 2.12 has no public way to change a worker's queues once it is made: it
+    keeps them in `queues` (what it reports; perform_job takes a job out of the intermediate list
+    itself only when there is one queue) and dequeues in the order of the private `_ordered_queues`,
+    which RoundRobinWorker rotates past the queue of each job it took."""
+    queue = Queue(name, connection=worker.connection, serializer=worker.serializer)
+    worker.queues.append(queue)
+    worker._ordered_queues.append(queue)
+
+
+def since_heartbeat(worker) -> Optional[float]:
+    """Seconds since RQ `worker` last wrote its heartbeat (RQ keeps it as an aware UTC datetime,
+    from rq.utils.now); None before the first."""
+    return None if worker.last_heartbeat is None else (now() - worker.last_heartbeat).total_seconds()
