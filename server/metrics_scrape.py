@@ -11,6 +11,7 @@ from prometheus_client.utils import floatToGoString
 
 from ..compiler.pipeline import TARGETS
 from . import metrics, store
+from .settings import Settings
 
 COUNTERS = {  # recorded series -> (metric name, help)
     "jobs": ("ascrun_jobs", "Jobs ended, by target, SOC, status and error kind"),
@@ -22,9 +23,9 @@ COUNTERS = {  # recorded series -> (metric name, help)
 class PoolCollector(Collector):
     """prometheus-client calls collect() at each scrape: nothing of the pool is kept in the API."""
 
-    def __init__(self, connection: redis.Redis):
+    def __init__(self, connection: redis.Redis, settings: Settings):
         self.connection = connection
-        self.pool = store.PoolView(connection)
+        self.pool = store.PoolView(connection, settings)
 
     def collect(self) -> Iterator[Metric]:
         up = GaugeMetricFamily("ascrun_metrics_redis_up", "Whether this scrape could read the pool's metrics from Redis")

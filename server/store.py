@@ -29,7 +29,7 @@ Keys (all under "ascrun:"):
                            ("any": jobs naming none), one per tenant that ever had a job there;
                            queue-socs:<target> their SOCs
   workers:<stage>:<target>[:<soc>]  sorted set worker name -> time of its last heartbeat (live:
-                           within WORKER_TTL_S), of the workers serving that stage
+                           within settings.worker_ttl_s), of the workers serving that stage
   worker:<name>            what a live worker serves: target -> capabilities (socs, cores, versions)
   frontend-<key>, artifact-<key>   the pipeline caches, shared by every worker
   metrics                  hash: the pool's counters and histograms (metrics.py), kept until Redis is emptied
@@ -57,16 +57,13 @@ from . import metrics
 from .settings import Settings
 
 PREFIX = "ascrun:"
-HEARTBEAT_S = 1.0  # how often a running job says it is alive
-HEARTBEAT_TTL_S = 5  # a job silent this long has lost its work horse
+# The pool's liveness (how often jobs and workers beat, how long until one is lost) is in Settings
+# (job_heartbeat_s, job_heartbeat_ttl_s, unqueued_grace_s, worker_beat_s, worker_ttl_s).
 # Tensors up to this size travel inline (base64) in the submission and in the result: a cached
 # launch is then one request. In a spec, such a tensor argument has "input" (its field in
 # inputs:<id>) instead of "blob"; in a result, an output has "data" instead of "blob".
 INLINE_BYTES = 64 << 10
 JOB_FUNCTION = "ascrun.server.workers.job.run_job"  # what the API enqueues (a name: the API imports no worker code)
-UNQUEUED_GRACE_S = 5.0  # a job still queued this long without its RQ job was lost (Redis lost data): reaped
-WORKER_BEAT_S = 1.0  # how often a worker says it is alive
-WORKER_TTL_S = 5.0  # a worker silent this long is gone
 RQ_TIMEOUT_MARGIN_S = 30  # RQ's own job timeout, past the job's (the job's deadline kills its jails first)
 # A job goes to a run queue. A worker serving only the run stage hands a job whose artifact is
 # not cached to a build queue; a worker serving only build hands the job it built back to a run
@@ -128,7 +125,7 @@ def queue_name(target: str, tenant: str, soc: Optional[str] = None, stage: str =
 
 def queues_key(target: str, soc: Optional[str] = None, stage: str = "run") -> str:
     """The set of the queue names of `stage`, `target` and `soc`: the API (and a worker handing a
-    job on) adds a tenant's on its first job there, workers read it every QUEUE_REFRESH_S."""
+    job on) adds a tenant's on its first job there, workers read it every settings.queue_refresh_s."""
     return f"{PREFIX}queues:{stage}:{target}:{soc or ANY_SOC}"
 
 
@@ -164,15 +161,15 @@ def _worker_keys(served: Dict[str, Dict[str, Any]]) -> List[str]:
             for stage in capabilities.get("stages", STAGES) for soc in [None, *capabilities.get("socs", [])]]
 
 
-def worker_beat(connection: redis.Redis, served: Dict[str, Dict[str, Any]], name: str) -> None:
-    """A worker's heartbeat (every WORKER_BEAT_S): it is live for each target it serves, for each
-    stage and SOC of those; what it can do (target -> capabilities, "socs" and "stages" among them)
-    lives as long."""
+def worker_beat(connection: redis.Redis, served: Dict[str, Dict[str, Any]], name: str, *, ttl_s: float) -> None:
+    """A worker's heartbeat (every settings.worker_beat_s): it is live for each target it serves, for
+    each stage and SOC of those; what it can do (target -> capabilities, "socs" and "stages" among
+    them) lives as long (`ttl_s`: settings.worker_ttl_s)."""
     now = time.time()
     with connection.pipeline() as pipe:
         for key in _worker_keys(served):
             pipe.zadd(key, {name: now})
-        pipe.set(capabilities_key(name), json.dumps(served), ex=int(math.ceil(WORKER_TTL_S)))
+        pipe.set(capabilities_key(name), json.dumps(served), ex=int(math.ceil(ttl_s)))
         pipe.execute()
 
 
@@ -190,15 +187,17 @@ def live_on_host(connection: redis.Redis, host: str) -> List[str]:
     return sorted(k.decode()[len(capabilities_key("")):] for k in connection.scan_iter(match=pattern, count=1000))
 
 
-def live_workers(connection: redis.Redis, target: str, soc: Optional[str] = None, stage: str = "run") -> int:
-    """Workers of `target` (and `soc`) serving `stage` that beat within WORKER_TTL_S (a killed
-    worker drops out by itself)."""
-    return connection.zcount(workers_key(target, soc, stage), time.time() - WORKER_TTL_S, "+inf")
+def live_workers(connection: redis.Redis, target: str, soc: Optional[str] = None, stage: str = "run", *,
+                 ttl_s: float) -> int:
+    """Workers of `target` (and `soc`) serving `stage` that beat within `ttl_s` (settings.worker_ttl_s:
+    a killed worker drops out by itself)."""
+    return connection.zcount(workers_key(target, soc, stage), time.time() - ttl_s, "+inf")
 
 
-def live_capabilities(connection: redis.Redis, target: str) -> Dict[str, Dict[str, Any]]:
-    """Worker name -> what it said it can do for `target`, for its live workers of any stage."""
-    since = time.time() - WORKER_TTL_S
+def live_capabilities(connection: redis.Redis, target: str, *, ttl_s: float) -> Dict[str, Dict[str, Any]]:
+    """Worker name -> what it said it can do for `target`, for its live workers of any stage (that
+    beat within `ttl_s`)."""
+    since = time.time() - ttl_s
     names = sorted({n.decode() for stage in STAGES
                     for n in connection.zrangebyscore(workers_key(target, stage=stage), since, "+inf")})
     said = connection.mget([capabilities_key(n) for n in names]) if names else []
@@ -365,7 +364,7 @@ class JobStore:
             return record, None
         record.update(status=JobStatus.STARTED.value, started_at=time.time(), worker=worker)
         with self.connection.pipeline() as pipe:
-            pipe.set(alive_key(job_id), 1, ex=HEARTBEAT_TTL_S)
+            pipe.set(alive_key(job_id), 1, ex=self.settings.job_heartbeat_ttl_s)
             pipe.sadd(STARTED, job_id)
             pipe.zrem(QUEUED, job_id)
             pipe.set(job_key(job_id), json.dumps(record), ex=self.settings.result_ttl_s)
@@ -389,7 +388,7 @@ class JobStore:
             pipe.execute()
 
     def heartbeat(self, job_id: str) -> None:
-        self.connection.set(alive_key(job_id), 1, ex=HEARTBEAT_TTL_S)
+        self.connection.set(alive_key(job_id), 1, ex=self.settings.job_heartbeat_ttl_s)
 
     def finish(self, job_id: str, changes: Dict[str, Any], record: Optional[Dict[str, Any]] = None,
                frontend_key: Optional[str] = None, trace: Optional[str] = None) -> bool:
@@ -428,20 +427,20 @@ class JobStore:
             record = self.get(job_id)
             if record is None or record.get("status") in TERMINAL:
                 self.connection.srem(STARTED, job_id)
-            elif self.fail(job_id, "runtime_error", f"the worker running this job stopped (no heartbeat for "
-                                                    f"{HEARTBEAT_TTL_S} s; it was killed or lost Redis): "
-                                                    "submit again"):
+            elif self.fail(job_id, "runtime_error", "the worker running this job stopped (no heartbeat for "
+                                                    f"{self.settings.job_heartbeat_ttl_s} s; it was killed or lost "
+                                                    "Redis): submit again"):
                 ended.append(job_id)
         return ended + self.reap_unqueued()
 
     def reap_unqueued(self) -> List[str]:
-        """Fail every job queued for UNQUEUED_GRACE_S whose RQ job is gone, ended, or was taken by a
+        """Fail every job queued for settings.unqueued_grace_s whose RQ job is gone, ended, or was taken by a
         worker that never marked it started (Redis lost it, or its worker died between dequeue and
         start); and every job waiting in a queue that no live worker has read for
         settings.unserved_grace_s (the last worker of its target, SOC or stage is gone). Returns their ids."""
         ended, live = [], {}
         popped, self._popped_since = self._popped_since, {}  # kept below for the jobs still popped
-        for raw in self.connection.zrangebyscore(QUEUED, 0, time.time() - UNQUEUED_GRACE_S):
+        for raw in self.connection.zrangebyscore(QUEUED, 0, time.time() - self.settings.unqueued_grace_s):
             job_id = raw.decode()
             record = self.get(job_id) or {}
             rq_id = record.get("rq_job", job_id)  # a job handed on has an RQ job per stage
@@ -455,8 +454,8 @@ class JobStore:
                 if unserved is not None and self.fail(job_id, "unavailable", unserved):
                     ended.append(job_id)
                 continue
-            if status == b"started" and started_at is not None and \
-                    time.time() - utcparse(started_at.decode()).replace(tzinfo=timezone.utc).timestamp() < UNQUEUED_GRACE_S:
+            if status == b"started" and started_at is not None and time.time() - utcparse(
+                    started_at.decode()).replace(tzinfo=timezone.utc).timestamp() < self.settings.unqueued_grace_s:
                 continue  # a worker just took it and is about to mark it started
             self.connection.zrem(QUEUED, job_id)
             if self.fail(job_id, "unavailable", "the job was lost before a worker started it (the service's "
@@ -471,7 +470,7 @@ class JobStore:
             return None
         queue = (record["target"], record.get("soc"), record.get("stage", "run"))
         if queue not in live:
-            live[queue] = live_workers(self.connection, *queue)
+            live[queue] = live_workers(self.connection, *queue, ttl_s=self.settings.worker_ttl_s)
         now = time.time()
         if live[queue]:
             self._unserved_since.pop(queue, None)
@@ -486,7 +485,7 @@ class JobStore:
 
     def _lost_after_dequeue(self, rq_id: str, queue: str) -> bool:
         """Whether a worker took the job off its queue and died before starting it (still queued
-        in RQ UNQUEUED_GRACE_S later). RQ moves a job it takes from a single queue to an
+        in RQ settings.unqueued_grace_s later). RQ moves a job it takes from a single queue to an
         intermediate list, and pops one it takes from several (BLPOP) outright: a job in neither
         list was popped. One in the intermediate list is taken out of it, so that RQ never hands it
         to another worker after we failed it. A tenant's queue holds at most its max_active_jobs,
@@ -496,14 +495,14 @@ class JobStore:
             self._popped_since.pop(rq_id, None)
             intermediate.set_first_seen(rq_id)
             first_seen = intermediate.get_first_seen(rq_id)
-            if first_seen is None or time.time() - first_seen.timestamp() < UNQUEUED_GRACE_S:
+            if first_seen is None or time.time() - first_seen.timestamp() < self.settings.unqueued_grace_s:
                 return False
             return bool(self.connection.lrem(intermediate.key, 0, rq_id))
         if self.connection.lpos(Queue.redis_queue_namespace_prefix + queue, rq_id) is not None:
             self._popped_since.pop(rq_id, None)
             return False  # waiting its turn
         popped = self._popped_since.setdefault(rq_id, time.time())
-        return time.time() - popped >= UNQUEUED_GRACE_S
+        return time.time() - popped >= self.settings.unqueued_grace_s
 
     def trace(self, job_id: str) -> Optional[bytes]:
         """The job's trace (JSON text), if it has one that has not expired."""
@@ -519,17 +518,18 @@ class JobStore:
 class PoolView:
     """What the API tells of the pool: the live workers of each target and SOC, its queues."""
 
-    def __init__(self, connection: redis.Redis):
+    def __init__(self, connection: redis.Redis, settings: Settings):
         self.connection = connection
+        self.worker_ttl_s = settings.worker_ttl_s
 
     def ping(self) -> None:
         self.connection.ping()
 
     def live_workers(self, target: str, soc: Optional[str] = None) -> int:
-        return live_workers(self.connection, target, soc)
+        return live_workers(self.connection, target, soc, ttl_s=self.worker_ttl_s)
 
     def live_capabilities(self, target: str) -> Dict[str, Dict[str, Any]]:
-        return live_capabilities(self.connection, target)
+        return live_capabilities(self.connection, target, ttl_s=self.worker_ttl_s)
 
     def queue_depth(self, target: str) -> Tuple[int, Optional[float]]:
         return queue_depth(self.connection, target)

@@ -26,7 +26,7 @@ from ...compiler.frontend import ArgSpec, param_names
 from ...job_status import JobStatus
 from ..blob_store import BlobStore
 from ..settings import Settings
-from ..store import HEARTBEAT_S, INLINE_BYTES, STAGES, JobStore, RedisCache, live_workers
+from ..store import INLINE_BYTES, STAGES, JobStore, RedisCache, live_workers
 
 LOCAL_CACHE_BYTES = 256 << 20  # a worker's in-memory share of the compile caches
 BENCHMARK_SHARE = 0.8  # of the job's time left at the run: a benchmark's budget at most (outputs still go out)
@@ -139,7 +139,7 @@ def _start_heartbeat(store: JobStore, job_id: str) -> threading.Event:
     done = threading.Event()
 
     def beat():
-        while not done.wait(HEARTBEAT_S):
+        while not done.wait(store.settings.job_heartbeat_s):
             try:
                 store.heartbeat(job_id)
             except redis.RedisError:
@@ -238,7 +238,7 @@ def _hand_to_build(store: JobStore, record: Dict[str, Any], stage: Optional[str]
                             f"reads: the build's toolchain ({record.get('toolchain', '?')[:12]}) differs from this "
                             f"worker's ({toolchain_id[:12]}), or the cache evicted it: submit again")
         return "failed"
-    if live_workers(store.connection, target, soc, "build") == 0:
+    if live_workers(store.connection, target, soc, "build", ttl_s=store.settings.worker_ttl_s) == 0:
         fail("unavailable", f"this kernel is not built yet, and no worker builds for target '{target}'"
                             + (f" SOC '{soc}'" if soc else "") + " right now")
         return "failed"

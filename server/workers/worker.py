@@ -12,7 +12,7 @@ import os
 import socket
 import threading
 import time
-from typing import Dict, Sequence
+from typing import Dict, Optional, Sequence
 
 import redis
 from rq import Queue
@@ -21,25 +21,26 @@ from rq.utils import now as utcnow
 from rq.worker import RoundRobinWorker, WorkerStatus
 
 from ..settings import Settings
-from ..store import STAGES, WORKER_BEAT_S, queue_name, queues_key, worker_beat, worker_gone
+from ..store import STAGES, queue_name, queues_key, worker_beat, worker_gone
 from . import job
 
 
 REDIS_RETRY_MAX_S = 5.0
-QUEUE_REFRESH_S = 1  # a new tenant's queue is served within this
 BOOKKEEPING_S = 1.0  # RQ's worker heartbeat and suspension check, at most this often
+COMMANDS_POLL_S = 1.0  # RQ's command channel thread wakes this often (RQ: 60 s), so the worker stops within it
 
 
 class AscrunWorker(RoundRobinWorker):
     """RQ's round-robin worker over every tenant's queue of its targets (store.queues_key, read
-    anew each QUEUE_REFRESH_S, so a tenant's first job needs no restart), told apart when it stops
+    anew each settings.queue_refresh_s, so a tenant's first job needs no restart), told apart when it stops
     on request (SIGTERM/SIGINT) from when its loop gave up on an error, such as Redis going away."""
     stop_requested = False
     _suspension_checked = float("-inf")
     _queues_read = float("-inf")
 
-    def __init__(self, served: Dict[str, Dict], *args, **kwargs):
+    def __init__(self, served: Dict[str, Dict], *args, settings: Optional[Settings] = None, **kwargs):
         self.served = served  # target -> its capabilities, "socs" among them
+        self.queue_refresh_s = (settings or Settings()).queue_refresh_s
         super().__init__(self._queue_names(kwargs["connection"]), *args, **kwargs)
 
     def _queue_names(self, connection: redis.Redis) -> list:
@@ -76,13 +77,24 @@ class AscrunWorker(RoundRobinWorker):
         self.perform_job(job, queue)
         self.set_state(WorkerStatus.IDLE)
 
+    def subscribe(self):
+        """RQ's own, but its thread reading the command channel (`rq`'s shutdown, kill-horse and
+        stop-job commands) waits for a message at most COMMANDS_POLL_S instead of RQ's 60 s: RQ's
+        teardown (unsubscribe) joins that thread, so a worker told to stop (SIGTERM, the end of a
+        --burst run) would otherwise take up to a minute to exit. The channel is still served."""
+        self.log.info('Worker %s: subscribing to channel %s', self.name, self.pubsub_channel_name)
+        self.pubsub = self.connection.pubsub()
+        self.pubsub.subscribe(**{self.pubsub_channel_name: self.handle_payload})
+        self.pubsub_thread = self.pubsub.run_in_thread(
+            sleep_time=COMMANDS_POLL_S, daemon=True, exception_handler=self._pubsub_exception_handler)
+
     def request_stop(self, signum, frame):
         self.stop_requested = True
         super().request_stop(signum, frame)
 
     def dequeue_job_and_maintain_ttl(self, timeout, max_idle_time=None):
         while True:
-            if time.monotonic() - self._queues_read >= QUEUE_REFRESH_S:
+            if time.monotonic() - self._queues_read >= self.queue_refresh_s:
                 self._queues_read = time.monotonic()
                 known = {q.name for q in self.queues}
                 for name in self._queue_names(self.connection):
@@ -92,7 +104,7 @@ class AscrunWorker(RoundRobinWorker):
                         self._ordered_queues.append(queue)
             if timeout is None:  # burst: one non-blocking look
                 return super().dequeue_job_and_maintain_ttl(None, max_idle_time)
-            result = super().dequeue_job_and_maintain_ttl(QUEUE_REFRESH_S, QUEUE_REFRESH_S)
+            result = super().dequeue_job_and_maintain_ttl(self.queue_refresh_s, self.queue_refresh_s)
             if result is not None:
                 return result
 
@@ -126,11 +138,12 @@ def serve(targets: Sequence[str], settings: Settings, burst: bool = False, name:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     name = name or f"ascrun-{socket.gethostname()}-{os.getpid()}"
-    stop_beating = _start_heartbeat(redis.Redis.from_url(settings.redis_url), served, name)
+    stop_beating = _start_heartbeat(redis.Redis.from_url(settings.redis_url), served, name, settings)
     logging.getLogger("ascrun.worker").info("worker %s serves %s", name, json.dumps(served))
     try:
         while True:
-            worker = AscrunWorker(served, connection=connection, serializer=JSONSerializer, name=name)
+            worker = AscrunWorker(served, connection=connection, serializer=JSONSerializer, name=name,
+                                  settings=settings)
             try:
                 # RQ's INFO is three lines a job; the API's records tell what each job did
                 worker.work(burst=burst, with_scheduler=False, logging_level="WARNING")
@@ -148,18 +161,18 @@ def serve(targets: Sequence[str], settings: Settings, burst: bool = False, name:
             target.close()
 
 
-def _start_heartbeat(connection: redis.Redis, served: Dict[str, Dict], name: str):
-    """Say every WORKER_BEAT_S what this worker serves (store.live_workers counts it);
+def _start_heartbeat(connection: redis.Redis, served: Dict[str, Dict], name: str, settings: Settings):
+    """Say every settings.worker_beat_s what this worker serves (store.live_workers counts it);
     returns the function that stops beating and deregisters."""
     done = threading.Event()
 
     def beat():
         while not done.is_set():
             try:
-                worker_beat(connection, served, name)
+                worker_beat(connection, served, name, ttl_s=settings.worker_ttl_s)
             except redis.RedisError:
                 pass  # Redis is down: nobody can count us anyway
-            done.wait(WORKER_BEAT_S)
+            done.wait(settings.worker_beat_s)
 
     thread = threading.Thread(target=beat, name="ascrun-worker-heartbeat", daemon=True)
     thread.start()
