@@ -16,28 +16,59 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).parent / "kernels"))
 
-# --- layers: every test is in exactly one (pyproject.toml registers them; README: "Tests") ---------
+# --- layers: every test is in exactly one (pyproject.toml registers them; README "Tests" runs each) ----
 
 LAYERS = ("unit", "kernel", "service")
-# Fixtures that start the service or reach the session's Redis (every stack the fixtures start is
-# built on it): a test that asks for one, directly or through another fixture, is a service test.
-SERVICE_FIXTURES = ("redis_url",)
+# The fixture under every stack the tests start from fixtures (the session's Redis): a test that
+# asks for it, directly or through another fixture, is a service test.
+SERVICE_FIXTURE = "redis_url"
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m deselects: the whole suite is checked, whatever is run
+def _layers(item) -> list:
+    """The test's layer markers: its own (a decorator, a parameter's marks), else its class's or module's."""
+    for node in reversed(item.listchain()):
+        names = sorted({m.name for m in node.own_markers if m.name in LAYERS})
+        if names:
+            return names
+    return []
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector):
+    """A module (or class) with a test in no layer, in two, or in another than `service` while it
+    uses the service (fixture redis_url) fails to collect, saying which: the run stops there."""
+    report = yield
+    if report.passed and isinstance(collector, (pytest.Module, pytest.Class)):
+        problems = []
+        for item in report.result:
+            if not isinstance(item, pytest.Function):
+                continue
+            names = _layers(item)
+            if len(names) != 1:
+                problems.append(f"{item.nodeid}: " + (f"layer markers {', '.join(names)}: one only" if names else
+                                                      f"no layer marker (one of {', '.join(LAYERS)})"))
+            elif names != ["service"] and SERVICE_FIXTURE in item.fixturenames:
+                problems.append(f"{item.nodeid}: marked {names[0]} but uses the service (fixture {SERVICE_FIXTURE})")
+        if problems:
+            report.outcome, report.result = "failed", []
+            report.longrepr = "tests without their layer (see tests/conftest.py):\n" + "\n".join(problems)
+    return report
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
 def pytest_collection_modifyitems(config, items):
-    """Collection fails unless each test has exactly one layer marker (a module's `pytestmark` or
-    the test's own), and a test that uses the session's service is marked `service`."""
-    problems = []
+    """Each test module names its layer (`pytestmark = pytest.mark.unit`, `kernel` or `service`); a
+    test in another one says so itself (`@pytest.mark.service`), and that is then its only layer:
+    the module's marker is moved from the module onto its tests that name none, so that `-m` sees
+    one layer per test."""
+    chosen = {item: _layers(item) for item in items}
     for item in items:
-        layers = sorted({m.name for m in item.iter_markers() if m.name in LAYERS})
-        if len(layers) != 1:
-            problems.append(f"{item.nodeid}: " + (f"layer markers {', '.join(layers)}: one only" if layers else
-                                                  f"no layer marker (one of {', '.join(LAYERS)})"))
-        elif layers != ["service"] and any(f in item.fixturenames for f in SERVICE_FIXTURES):
-            problems.append(f"{item.nodeid}: marked {layers[0]} but uses the service (fixture redis_url)")
-    if problems:
-        raise pytest.UsageError("tests without their layer (tests/conftest.py):\n  " + "\n  ".join(problems))
+        for node in item.listchain()[:-1]:
+            node.own_markers[:] = [m for m in node.own_markers if m.name not in LAYERS]
+    for item, names in chosen.items():
+        for name in names:
+            if not any(m.name == name for m in item.own_markers):
+                item.add_marker(name)
 
 
 def _shared(tmp_path_factory, name: str, make) -> Path:

@@ -21,6 +21,8 @@ import ops
 from ascrun.server import store
 from conftest import LIVENESS, Service, ghost_worker, start_redis
 
+pytestmark = pytest.mark.service
+
 TOKENS = {"race": "race-secret-token", "small": "small-secret-token"}
 
 

@@ -15,6 +15,8 @@ from ascrun.compiler.errors import BuildError
 from ascrun.compiler.toolchain import CpuToolchain
 from conftest import PAST_THE_END
 
+pytestmark = pytest.mark.kernel
+
 RNG = np.random.default_rng(2025)
 
 

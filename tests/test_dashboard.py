@@ -22,6 +22,8 @@ import report
 from conftest import ROOT, Service, ghost_worker, start_redis
 from kernels.hazards import vadd_sync_kernel
 
+pytestmark = pytest.mark.service
+
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's: Playwright's own browser builds cannot be downloaded here
 
 TOKEN = "dashboard-secret-token"

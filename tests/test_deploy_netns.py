@@ -45,7 +45,7 @@ def _namespaces_work() -> str | None:
     return None
 
 
-pytestmark = pytest.mark.skipif(_namespaces_work() is not None, reason=str(_namespaces_work()))
+pytestmark = [pytest.mark.service, pytest.mark.skipif(_namespaces_work() is not None, reason=str(_namespaces_work()))]
 
 
 class Network:

@@ -15,6 +15,8 @@ import ascrun
 import ops
 from conftest import Service, start_redis
 
+pytestmark = pytest.mark.service
+
 
 @pytest.fixture
 def pool(tmp_path):

@@ -1,6 +1,10 @@
 """A smaller run of bench/faults.py: 10 clients, SIGKILL of a worker, of the API server (three times:
 a kill between a job's creation and its enqueue is a narrow window) and of Redis, each restarted."""
+import pytest
+
 from conftest import ROOT, load_module
+
+pytestmark = pytest.mark.service
 
 faults = load_module(ROOT / "bench" / "faults.py", "bench_faults")
 

@@ -16,6 +16,8 @@ import faulty
 import ops
 from conftest import Service, _free_port, ghost_worker, start_redis
 
+pytestmark = pytest.mark.service
+
 TOKEN = "metrics-test-token"
 CPU_RUN = {"target": "cpu", "soc": "any", "stage": "run"}
 N = 4096  # elements binary_kernel adds: 16 KiB, inline

@@ -8,8 +8,12 @@ import socket
 import subprocess
 import threading
 
+import pytest
+
 from ascrun.compiler.jailed import _attempt
 from ascrun.server.workers import sandbox
+
+pytestmark = pytest.mark.kernel
 
 
 def _in_child(body) -> dict:

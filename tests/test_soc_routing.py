@@ -17,6 +17,8 @@ import ops
 from ascrun.compiler.toolchain import KERNEL_TYPES
 from conftest import LIVENESS, Service, ghost_worker, start_redis
 
+pytestmark = pytest.mark.service
+
 SOC = "Ascend910B1"
 
 

@@ -18,6 +18,8 @@ import ascrun
 import ops
 from conftest import LIVENESS, Service, start_redis
 
+pytestmark = pytest.mark.service
+
 
 def _name(process) -> str:
     return f"ascrun-{os.uname().nodename}-{process.pid}"

@@ -12,9 +12,12 @@ from pathlib import Path
 
 import httpx
 import numpy as np
+import pytest
 
 import ascrun
 import ops
+
+pytestmark = pytest.mark.service
 
 
 def _descendants(pid: int) -> set:
