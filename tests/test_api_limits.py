@@ -266,6 +266,7 @@ def test_stored_bytes_are_capped_per_tenant(pool):
 GIB = 1 << 30
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") < 16 * GIB,
                     reason="a 1 GiB round trip needs about 10 GiB of memory (client, Redis and worker copies)")
 def test_one_gib_tensor_round_trip(client):
