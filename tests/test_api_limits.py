@@ -367,6 +367,23 @@ def test_a_job_that_ended_before_a_worker_took_it_runs_nothing(api, redis_url):
     assert api.get(f"/v1/jobs/{record['id']}").json() == failed
 
 
+def test_a_worker_told_to_stop_leaves_its_command_channel_within_a_second(redis_url):
+    """RQ's worker reads its command channel in a thread that waits up to 60 s for a message, and its
+    teardown joins that thread: a worker told to stop (SIGTERM, the end of a --burst run) could take
+    a minute. AscrunWorker's waits a second at most."""
+    from rq.serializers import JSONSerializer
+    from ascrun.server.workers.worker import AscrunWorker
+    worker = AscrunWorker({"sim": {}}, connection=redis.Redis.from_url(redis_url), serializer=JSONSerializer,
+                          name="test-stopping-worker")
+    worker.subscribe()
+    try:
+        assert worker.pubsub_thread.sleep_time <= 1
+    finally:
+        asked = time.monotonic()
+        worker.unsubscribe()
+    assert time.monotonic() - asked < 5 and not worker.pubsub_thread.is_alive()
+
+
 def test_full_redis_answers_507_and_keeps_what_it_had(tmp_path):
     proc, url = start_redis(tmp_path)
     try:
