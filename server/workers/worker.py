@@ -81,7 +81,8 @@ class AscrunWorker(RoundRobinWorker):
         """RQ's own, but its thread reading the command channel (`rq`'s shutdown, kill-horse and
         stop-job commands) waits for a message at most COMMANDS_POLL_S instead of RQ's 60 s: RQ's
         teardown (unsubscribe) joins that thread, so a worker told to stop (SIGTERM, the end of a
-        --burst run) would otherwise take up to a minute to exit. The channel is still served."""
+        --burst run) could take up to a minute to exit. ascrun sends none of those commands, but an
+        operator's `rq` may: the channel is still served, as RQ serves it."""
         self.log.info('Worker %s: subscribing to channel %s', self.name, self.pubsub_channel_name)
         self.pubsub = self.connection.pubsub()
         self.pubsub.subscribe(**{self.pubsub_channel_name: self.handle_payload})
