@@ -150,9 +150,10 @@ def bare_python(tmp_path_factory, ascrun_wheel) -> Path:
 
 @pytest.fixture(scope="session", autouse=True)
 def _private_cache(tmp_path_factory):
-    """run_local's on-disk cache goes to a fresh folder: tests start cold and leave $HOME alone."""
+    """run_local's on-disk cache goes to a fresh folder: tests start cold and leave $HOME alone. The
+    run's xdist workers share it (its entries appear atomically), so a kernel is built once a run."""
     mp = pytest.MonkeyPatch()
-    mp.setenv("ASCRUN_CACHE_DIR", str(tmp_path_factory.mktemp("ascrun-cache")))
+    mp.setenv("ASCRUN_CACHE_DIR", str(_shared(tmp_path_factory, "ascrun-cache", lambda folder: None)))
     yield
     mp.undo()
 
