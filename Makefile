@@ -25,5 +25,6 @@ chromium:
 			chromium >/dev/null; } || echo "chromium could not be installed: the dashboard's browser tests will skip"; \
 	fi
 
+# Two processes (pytest-xdist); each test file runs whole in one, so a module's stack starts once.
 test: $(STAMP) chromium
-	$(VENV)/bin/python -m pytest -q
+	$(VENV)/bin/python -m pytest -q -n 2 --dist loadfile

@@ -65,7 +65,8 @@ def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] =
     settings = settings or Settings.from_env()
     sync_redis = redis.Redis.from_url(settings.redis_url)
     async_redis = aioredis.Redis.from_url(settings.redis_url)
-    job_store, blob_store, pool_view = JobStore(sync_redis, settings), BlobStore(sync_redis, settings), PoolView(sync_redis)
+    job_store, blob_store = JobStore(sync_redis, settings), BlobStore(sync_redis, settings)
+    pool_view = PoolView(sync_redis, settings)
     service = Service(settings=settings, tenants=tenants or Tenants.from_env(), jobs=job_store,
                       job_reader=JobReader(async_redis), blobs=blob_store,
                       async_blobs=AsyncBlobStore(async_redis, settings), pool=pool_view,

@@ -6,6 +6,8 @@ import pytest
 import ascrun
 import aipp
 
+pytestmark = pytest.mark.kernel
+
 
 def test_an_aligned_xrgb_image_is_accepted():
     ascrun.run_local(aipp.aipp_xrgb_kernel, 1, np.zeros(64, np.uint8), 4)

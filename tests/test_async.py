@@ -9,6 +9,8 @@ import ops
 from ascrun_cli import PYASC_STYLE
 from conftest import PAST_THE_END, load_module
 
+pytestmark = pytest.mark.service
+
 vadd = load_module(PYASC_STYLE / "test_vadd.py", "pyasc_style_vadd").vadd_kernel
 TILING = (512, 1, 64, 8)  # BLOCK_LENGTH, BUFFER_NUM, TILE_LENGTH, TILE_NUM for 8192 elements on 16 cores
 

@@ -10,6 +10,8 @@ import ascrun
 import ops
 from conftest import load_module
 
+pytestmark = pytest.mark.service
+
 
 @pytest.fixture(scope="module")
 def api(service):

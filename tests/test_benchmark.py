@@ -19,6 +19,8 @@ from ascrun_cli import ascrun as ascrun_cli
 from conftest import ROOT
 from hazards import vadd_sync_kernel
 
+pytestmark = pytest.mark.unit
+
 KERNELS = ROOT / "tests" / "kernels"
 HAZARDS = f"{KERNELS / 'hazards.py'}::vadd_sync_kernel"
 CORES, BLOCK = 4, 2048
@@ -60,6 +62,7 @@ def _fake_launch(tensors, clock, cycles=lambda run: 100, kernel_time=None):
     return launch, runs
 
 
+@pytest.mark.kernel
 def test_measure_restores_inputs_and_stops_at_max_repeats():
     tensors = {"x": np.arange(4, dtype=np.float32), "z": np.ones(4, np.float32)}
     clock = [0.0]
@@ -200,6 +203,7 @@ def _shape_of(bench):
         assert math.isclose(bench.rel_error, bench.stderr / bench.mean, rel_tol=1e-9)
 
 
+@pytest.mark.service
 def test_service_benchmark_max_repeats(client, cycles):
     x, y, z = _inputs()
     bench = client.benchmark(vadd_sync_kernel, CORES, *_args(x, y, z, 1), warmup=1, max_repeats=5,
@@ -213,6 +217,7 @@ def test_service_benchmark_max_repeats(client, cycles):
     assert record["benchmark"]["repeats"] == 5 and record["benchmark"]["policy"]["max_repeats"] == 5
 
 
+@pytest.mark.service
 def test_service_benchmark_budget_and_loose_target(client):
     x, y, z = _inputs()
     tiny = client.benchmark(vadd_sync_kernel, CORES, *_args(x, y, z, 0), budget_seconds=1e-4)
@@ -225,6 +230,7 @@ def test_service_benchmark_budget_and_loose_target(client):
     _shape_of(loose)
 
 
+@pytest.mark.service
 def test_async_client_benchmark(service):
     import asyncio
 
@@ -238,6 +244,7 @@ def test_async_client_benchmark(service):
     assert bench.repeats == 2 and bench.cycles is not None
 
 
+@pytest.mark.service
 @pytest.mark.parametrize("policy, said", [
     ({"warmup": -1}, "benchmark.warmup"), ({"max_repeats": 0}, "benchmark.max_repeats"),
     ({"max_repeats": 10**6}, "benchmark.max_repeats"), ({"min_repeats": 9, "max_repeats": 4}, "min_repeats (9) exceeds"),
@@ -266,6 +273,7 @@ def _bench_cli(service, folder, pipelined, *extra):
                       *extra), x + y
 
 
+@pytest.mark.service
 def test_cli_gates(service, tmp_path, cycles):
     baseline = tmp_path / "bench.json"
     limit = (cycles[0] + cycles[1]) // 2
@@ -326,6 +334,7 @@ def test_limit(pipelined):
 '''
 
 
+@pytest.mark.service
 def test_pytest_marker_fails_the_serial_kernel(service, tmp_path, cycles):
     limit = (cycles[0] + cycles[1]) // 2
     (tmp_path / "test_marked.py").write_text(MARKED_TESTS.format(kernels=str(KERNELS), cores=CORES, block=BLOCK,

@@ -12,6 +12,8 @@ from ascrun.compiler.bundle import KernelBundle, KernelFunction
 from ascrun.compiler.errors import BundleRejected
 from conftest import load_module
 
+pytestmark = pytest.mark.unit
+
 TABLE = np.arange(4)
 SCALE = 2.5
 SHAPE = (4, 8)
@@ -181,6 +183,7 @@ def test_malformed_bundle_json():
         KernelBundle.from_json({"entry": "k"})
 
 
+@pytest.mark.kernel
 def test_kernel_cannot_reach_modules_outside_the_kernel_language(tmp_path):
     """pyasc's codegen calls what a kernel names: asc.runtime...os.system must never get that far."""
     from ascrun.compiler import frontend
@@ -194,6 +197,7 @@ def test_kernel_cannot_reach_modules_outside_the_kernel_language(tmp_path):
     assert not marker.exists()
 
 
+@pytest.mark.kernel
 def test_kernel_cannot_name_open_or_import(tmp_path):
     from ascrun.compiler import frontend
     b = _one_function_bundle("""
@@ -398,6 +402,7 @@ def test_a_kernel_named_like_a_cpp_keyword_is_refused():
 
 # --- typing forms in annotations ------------------------------------------------------------------
 
+@pytest.mark.kernel
 def test_typing_forms_are_collected_for_annotations_and_the_kernel_runs():
     import ops
     collected = bundle.collect(ops.typed_helper_copy_kernel)
@@ -408,6 +413,7 @@ def test_typing_forms_are_collected_for_annotations_and_the_kernel_runs():
     np.testing.assert_array_equal(z, x)
 
 
+@pytest.mark.service
 def test_a_typed_helper_runs_through_the_service(client):
     import ops
     x = np.arange(64, dtype=np.float32)

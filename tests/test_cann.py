@@ -20,6 +20,8 @@ from ascrun.compiler.frontend import ArgSpec
 from ascrun.compiler.targets.contract import RunResult
 from conftest import load_module
 
+pytestmark = pytest.mark.kernel
+
 NO_CANN = cann.missing_cann()
 needs_cann = pytest.mark.skipif(NO_CANN is not None, reason=f"needs CANN and bisheng: {NO_CANN}")
 needs_npu = pytest.mark.skipif(NO_CANN is not None or not Path("/dev/davinci0").exists(),

@@ -13,6 +13,8 @@ import pytest
 from ascrun_cli import PYASC_STYLE, ascrun
 from conftest import PAST_THE_END
 
+pytestmark = pytest.mark.unit
+
 VADD = f"{PYASC_STYLE / 'test_vadd.py'}::vadd_kernel"
 TILING = ["--arg", "BLOCK_LENGTH=512", "--arg", "BUFFER_NUM=1", "--arg", "TILE_LENGTH=64", "--arg", "TILE_NUM=8"]
 
@@ -31,6 +33,7 @@ def _launch(url, folder, *extra):
                   "--arg", f"y=@{folder / 'y.npy'}", "--arg", f"z=@{folder / 'z.npy'}", *TILING, *extra)
 
 
+@pytest.mark.kernel
 def test_help_documents_the_exit_codes():
     out = ascrun("--help")
     assert out.returncode == 0
@@ -39,6 +42,7 @@ def test_help_documents_the_exit_codes():
     assert "  3  service unavailable, or timeout\n" in out.stdout
 
 
+@pytest.mark.service
 def test_launch_then_jobs_and_show_report_the_job(service, inputs):
     folder, x, y = inputs
     out = _launch(service.url, folder, "--out", f"z={folder / 'out.npy'}", "--json")
@@ -68,6 +72,7 @@ def test_launch_then_jobs_and_show_report_the_job(service, inputs):
     assert "__global__ __aicore__ void vadd_kernel(" in source
 
 
+@pytest.mark.service
 def test_targets(service):
     table = ascrun("targets", "--url", service.url).stdout.splitlines()
     assert [line.split()[:3] for line in table if not line.startswith(" ")] == [
@@ -77,6 +82,7 @@ def test_targets(service):
     assert {t["name"]: t["workers"] for t in targets} == {"cpu": 2, "sim": 0, "npu": 0}
 
 
+@pytest.mark.service
 def test_kernel_failure_exits_1(service, inputs):
     folder, _, _ = inputs
     np.save(folder / "x.npy", np.ones(1000, dtype=np.float32))  # the tiling below overruns it
@@ -88,6 +94,7 @@ def test_kernel_failure_exits_1(service, inputs):
                         r"elements" + re.escape(PAST_THE_END) + r"\n", out.stderr)
 
 
+@pytest.mark.service
 @pytest.mark.parametrize("args, message", [
     (["launch", VADD, "--cores", "16", "--arg", "x=1"],
      "ascrun: usage: kernel vadd_kernel(x, y, z, BLOCK_LENGTH, BUFFER_NUM, TILE_LENGTH, TILE_NUM): missing --arg y, z, "
@@ -103,12 +110,14 @@ def test_usage_errors_exit_2(service, args, message):
     assert out.stderr.splitlines()[-1] == message
 
 
+@pytest.mark.kernel
 def test_unavailable_service_exits_3():
     out = ascrun("targets", "--retries", "0", "--json", "--url", "http://127.0.0.1:9")
     assert out.returncode == 3
     assert json.loads(out.stdout)["error"]["kind"] == "unavailable"
 
 
+@pytest.mark.service
 def test_progress_shows_on_a_terminal(service, tmp_path):
     x = np.random.default_rng(8).random(4 << 20, dtype=np.float32)  # 16 MiB: the kernel reads its start
     np.save(tmp_path / "x.npy", x)

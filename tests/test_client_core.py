@@ -18,6 +18,8 @@ from ascrun.service.core import LONG_POLL_MARGIN_S, POLL_S, Request, ServiceApi,
 from ascrun.service.http import run
 from ascrun.service.submission import Submission, compared_on
 
+pytestmark = pytest.mark.unit
+
 JOB = "0" * 32
 OTHER = "1" * 32
 
@@ -408,6 +410,7 @@ def opened(shell, url):
     return client, loop.run_until_complete, lambda: (loop.run_until_complete(client.aclose()), loop.close())
 
 
+@pytest.mark.service
 @pytest.mark.parametrize("shell", ["sync", "async"])
 def test_client_and_async_client_see_the_same(service, shell):
     x = np.random.default_rng().random(32768, dtype=np.float32)  # new bytes: the 409 path, a blob each way

@@ -11,6 +11,8 @@ import ops
 from ascrun_cli import PYASC_STYLE, ascrun as run_ascrun
 from ascrun.compare import CHUNK, SHOWN, compare_outputs
 
+pytestmark = pytest.mark.unit
+
 
 def test_equal_outputs_match():
     z = np.arange(12, dtype=np.int32).reshape(3, 4)
@@ -87,6 +89,7 @@ def _xy(size):
     return rng.random(size, dtype=np.float32), rng.random(size, dtype=np.float32)
 
 
+@pytest.mark.service
 def test_launch_compared_with_cpu_matches_and_runs_two_jobs(client):
     x, y = _xy(4 * 8192)  # 128 KiB a tensor: uploaded as blobs, once for both jobs
     z = np.zeros_like(x)
@@ -100,6 +103,7 @@ def test_launch_compared_with_cpu_matches_and_runs_two_jobs(client):
     assert result.job_id in {j["id"] for j in jobs} and jobs[0]["id"] != jobs[1]["id"]
 
 
+@pytest.mark.service
 def test_async_launch_compared_with_cpu_matches(service):
     x, y = _xy(1024)
     z = np.zeros(1024, np.int32)
@@ -114,6 +118,7 @@ def test_async_launch_compared_with_cpu_matches(service):
     assert result.comparison.matches and result.comparison.differing == {"z": 0}
 
 
+@pytest.mark.service
 def test_exec_compare_reports_each_launch(service):
     out = run_ascrun("exec", "--json", "--compare", "cpu", "--url", service.url, PYASC_STYLE / "test_vadd.py")
     assert out.returncode == 0, out.stderr
@@ -123,6 +128,7 @@ def test_exec_compare_reports_each_launch(service):
     assert "ascrun: compare vadd_kernel: cpu vs cpu: match (1 output(s) within tolerance)" in out.stderr.splitlines()
 
 
+@pytest.mark.service
 def test_compare_with_a_target_no_worker_serves_names_the_comparison_run(service):
     x = np.ones(1024, np.float32)
     with ascrun.Client(service.url, retries=0) as client, pytest.raises(ascrun.KernelError) as error:
@@ -131,6 +137,7 @@ def test_compare_with_a_target_no_worker_serves_names_the_comparison_run(service
         "unavailable", "the comparison run on 'sim' failed: no worker serves target 'sim' right now")
 
 
+@pytest.mark.service
 def test_launch_command_compare_reports_in_its_json(service, tmp_path):
     x, y = _xy(1024)
     for name, array in (("x", x), ("y", y), ("z", np.zeros_like(x))):

@@ -15,6 +15,8 @@ from ascrun.compiler.errors import BuildError
 from ascrun.compiler.targets.cpu.toolchain import CpuToolchain
 from conftest import PAST_THE_END
 
+pytestmark = pytest.mark.kernel
+
 RNG = np.random.default_rng(2025)
 
 
@@ -177,6 +179,7 @@ def test_non_contiguous_numpy_output_is_copied_back(add_example):
 EMPTY_KERNEL = '#include "kernel_operator.h"\nextern "C" __global__ __aicore__ void k(__gm__ float* x) {}\n'
 
 
+@pytest.mark.slow  # the runtime prebuilt from scratch: g++ over all its sources
 def test_toolchain_prebuilds_the_runtime_in_a_folder_only_this_user_writes(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     assert CpuToolchain().build(EMPTY_KERNEL, "k").startswith(b"\x7fELF")

@@ -18,6 +18,8 @@ from ascrun.compiler import frontend, pipeline
 from ascrun.compiler.bundle import collect
 from ascrun.compiler.errors import KernelRuntimeError
 
+pytestmark = pytest.mark.kernel
+
 NOQUANT, F322F16, F322BF16 = 0, 1, 2
 K0 = {np.float16: 16, np.float32: 8, np.int8: 32}
 

@@ -20,9 +20,10 @@ import ascrun
 import ops
 import report
 from ascrun.job_status import TERMINAL, JobStatus
-from ascrun.server.store.pool import worker_beat, worker_gone
-from conftest import ROOT, Service, start_redis
+from conftest import ROOT, Service, ghost_worker, start_redis
 from kernels.hazards import vadd_sync_kernel
+
+pytestmark = pytest.mark.service
 
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's: Playwright's own browser builds cannot be downloaded here
 
@@ -149,15 +150,12 @@ def test_a_launched_job_appears_finishes_and_shows_its_code_and_timings(tenant_p
         launched.result()
         np.testing.assert_array_equal(z, x + y)
         client.launch(ops.binary_kernel, 8, x, y, np.zeros_like(x), 512, "add")  # both caches hit
-        worker_beat(connection, ghost, "test-dashboard-ghost")
-        try:
+        with ghost_worker(connection, ghost, "test-dashboard-ghost"):
             queued = [client.submit(ops.spin_kernel, 1, np.full(64, i, np.float32), np.zeros(64, np.float32), 1,
                                     soc=GHOST_SOC) for i in range(2)]
             for handle, place in zip(queued, ("1st", "2nd")):
                 expect(page.locator(f'#jobs tr[data-job="{handle.id}"] .status')).to_have_text(
                     f"queued: {place} of 2", timeout=EXPECT_MS)
-        finally:
-            worker_gone(connection, ghost, "test-dashboard-ghost")
         record = client.job(launched.id)
     expect(page.locator("#cache-rates")).to_contain_text("frontend")
 

@@ -11,6 +11,8 @@ import yaml
 
 import deploy_files as files
 
+pytestmark = pytest.mark.unit
+
 K8S_VERSION = "1.31.0"
 BIN = Path(sys.executable).parent
 FINAL_STAGES = ("server", "worker-cpu", "worker-cann")
@@ -20,16 +22,19 @@ def _run(*argv) -> subprocess.CompletedProcess:
     return subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.kernel
 def test_the_dockerfile_passes_hadolint():
     done = _run(BIN / "hadolint", "--failure-threshold", "info", files.DOCKERFILE)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.kernel
 def test_the_compose_file_follows_the_compose_spec():
     done = _run(BIN / "check-jsonschema", "--builtin-schema", "vendor.compose-spec", files.COMPOSE)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.kernel
 def test_every_manifest_follows_the_kubernetes_schemas():
     manifests = [p for p in sorted(files.K8S_BASE.glob("*.yaml")) if p.name != "kustomization.yaml"]
     done = _run(BIN / "kubernetes-validate", "--strict", "--kubernetes-version", K8S_VERSION, *manifests)
@@ -140,6 +145,7 @@ def test_each_image_command_is_one_the_cli_takes(stage):
     assert e.value.code == 0
 
 
+@pytest.mark.service
 def test_the_worker_health_check_sees_this_hosts_live_workers(service, tmp_path):
     """What the images' HEALTHCHECK and the pods' probes run, with the Redis URL in a file."""
     from conftest import start_redis

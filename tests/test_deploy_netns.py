@@ -45,7 +45,7 @@ def _namespaces_work() -> str | None:
     return None
 
 
-pytestmark = pytest.mark.skipif(_namespaces_work() is not None, reason=str(_namespaces_work()))
+pytestmark = [pytest.mark.service, pytest.mark.slow, pytest.mark.skipif(_namespaces_work() is not None, reason=str(_namespaces_work()))]
 
 
 class Network:
@@ -145,6 +145,8 @@ def client(seed):
             handle = c.submit(ops.spin_kernel, 1, x, z, 1)
             with lock:
                 accepted.append(handle.id)
+                if len(accepted) == len(threads):
+                    print("under load", flush=True)  # every client has a job in: the test kills a worker host
             try:
                 handle.result(timeout=120)
                 outcome = "verified" if np.array_equal(z, x + np.float32(1)) else "wrong"
@@ -204,7 +206,7 @@ def test_a_pool_across_namespaces_survives_a_dead_worker_host_and_sees_a_cut_one
                              f"import sys; sys.argv = ['load', '8']; sys.path[:0] = "
                              f"{[str(ROOT / 'tests'), str(ROOT / 'tests' / 'kernels')]!r}\n" + LOAD],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(3)
+    assert load.stdout.readline() == "under load\n", load.stderr.read()[-3000:]
     pool.kill_namespace("w1")  # a worker host dies under load
     out, err = load.communicate(timeout=300)
     assert load.returncode == 0, err[-3000:]

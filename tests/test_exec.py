@@ -10,6 +10,8 @@ import pytest
 from ascrun_cli import NO_NPU_NOTICE, NO_SIM_NOTICE, PYASC_STYLE, ascrun, launch_line
 from conftest import PAST_THE_END, ROOT
 
+pytestmark = pytest.mark.service
+
 OVERRUN = ("block 15: DataCopy(GM->UB): elements [993, 1001) of tensor argument 'x' are outside its 1000 "
            "elements" + PAST_THE_END)
 
@@ -81,6 +83,7 @@ def test_remote_runtime_error_exits_1_with_the_remote_message(service):
     assert report["launches"][0]["status"] == "failed" and report["launches"][0]["job_id"]
 
 
+@pytest.mark.kernel
 def test_unreachable_service_exits_3():
     out = ascrun("exec", "--retries", "0", "--url", "http://127.0.0.1:9", PYASC_STYLE / "test_vadd.py")
     assert out.returncode == 3

@@ -9,6 +9,8 @@ from ascrun.compiler.errors import CompileError
 from ascrun.compiler.frontend import ArgSpec
 from conftest import ROOT, load_module
 
+pytestmark = pytest.mark.kernel
+
 FRAMEWORK_ARGS = [ArgSpec("tensor", "float32")] * 3 + [ArgSpec("scalar", "int", 2048), ArgSpec("scalar", "int", 128)]
 
 
@@ -108,6 +110,7 @@ def test_ir_hash_is_over_the_ir_mlir_prints_without_locations(tmp_path):
     assert again.ir != plain.ir and again.ir_hash == plain.ir_hash
 
 
+@pytest.mark.unit
 def test_bundle_digest_covers_everything_define_uses(framework_example):
     """The frontend memo is keyed by the digest: each part of the bundle changes it."""
     data = bundle.collect(framework_example.vadd_framework_kernel).to_json()
@@ -156,6 +159,7 @@ def test_mlir_diagnostics_are_in_the_compile_error_with_the_kernels_line():
     assert str(e.value) == _mlir_error_line()
 
 
+@pytest.mark.service
 def test_mlir_diagnostics_come_back_from_the_workers_jail(client):
     import cube
     with pytest.raises(ascrun.KernelError) as e:

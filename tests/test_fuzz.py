@@ -2,12 +2,15 @@
 
 schemathesis generates valid and invalid requests for every operation (bodies, paths, queries,
 headers) against the real server; the check is `not_a_server_error`."""
+import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis.checks import not_a_server_error
 from schemathesis.core.errors import InvalidSchema
 from schemathesis.generation import GenerationMode
+
+pytestmark = pytest.mark.service
 
 EXAMPLES_PER_OPERATION = 25
 SEED = 2

@@ -13,6 +13,8 @@ import pytest
 import ascrun
 from kernels.hazards import scalar_read_kernel, vadd_sync_kernel
 
+pytestmark = pytest.mark.kernel
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import add_framework  # noqa: E402  (pyasc's 02_add_framework: TQue double buffering)
 

@@ -18,6 +18,8 @@ from ascrun.service.submission import submission
 from ascrun_cli import ascrun as ascrun_cli
 from kernels.hazards import vadd_sync_kernel
 
+pytestmark = pytest.mark.service
+
 BLOCK = 2048  # floats per block: x's first tile is UB [0x0, 0x200)
 RACE_X = "block 0: V Add reads UB [0x0, 0x200) written by MTE2 DataCopy(GM->UB) with no MTE2->V flag between them"
 NEVER_WAITED = ("block 0: SetFlag<HardEvent::MTE3_MTE2>(0) is never waited for: no WaitFlag<HardEvent::MTE3_MTE2>(0) "
@@ -81,6 +83,7 @@ def test_a_flag_never_waited_for_is_a_warning(client):
     assert client.job(result.job_id)["hazards"] == "warn"
 
 
+@pytest.mark.unit
 def test_the_default_policy_is_left_out_of_the_body():  # older services know no "hazards"
     assert "hazards" not in submission(vadd_sync_kernel, 1, arguments()).body
     assert submission(vadd_sync_kernel, 1, arguments(), hazards="off").body["hazards"] == "off"

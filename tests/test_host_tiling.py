@@ -17,6 +17,8 @@ import ascrun.compat.host_tiling as host
 from ascrun.compiler import structs
 from ascrun.compat.script import STANDIN
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parent.parent
 TCubeTiling = asc.adv.TCubeTiling  # pyasc's own
 HALF, FLOAT, INT8, BF16 = host.DataType.DT_FLOAT16, host.DataType.DT_FLOAT, host.DataType.DT_INT8, \
@@ -399,6 +401,7 @@ def run_python(code, env_change=None, path=None):
     return out.stdout
 
 
+@pytest.mark.kernel
 def test_a_working_cann_is_never_shadowed_and_import_order_does_not_matter():
     # ascrun imported first is this process's case (pytest loads ascrun's plugin before the tests)
     assert run_python(PYASC_ORDER + CHECK) == "ascrun.compat.host_tiling True\n"
@@ -436,6 +439,7 @@ print(json.dumps({"defs": {k: v.to_json() for k, v in described.items()}, "value
 """
 
 
+@pytest.mark.kernel
 def test_the_standin_gives_pyasc_s_structs_and_the_same_tiling():
     """The stand-in (pyasc absent) and the installed pyasc: the same struct definitions, hence the
     same bundle (the service then types the struct as pyasc's own), the same values and bytes."""

@@ -17,6 +17,8 @@ import ascrun
 from ascrun.compiler.bundle import KernelBundle, KernelFunction
 from conftest import Service, start_redis
 
+pytestmark = pytest.mark.service
+
 TOKENS = {"alice": "alice-token-hostile", "mallory": "mallory-token-hostile"}
 OS = "asc.runtime.compiler.os"
 

@@ -13,6 +13,8 @@ import ascrun
 from ascrun.compiler.errors import BundleRejected
 from conftest import Service, load_module
 
+pytestmark = pytest.mark.kernel
+
 TAG = "[AIV Block 0/1] "
 ESCAPES = "\\n \\t \\r \\a \\b \\f \\v \\\\ \\\" \\' \\? \\0-\\7 \\xHH"
 
@@ -120,6 +122,7 @@ def _hello(tmp_path, name, text):
     return load_module(path, name).hello
 
 
+@pytest.mark.service
 def test_colliding_kernels_of_two_tenants_each_run_their_own(pool, tmp_path):
     """Text-stripping ` loc(...)` once gave these two the same IR hash, so bob ran alice's binary."""
     evil = _hello(tmp_path, "alice_hello", "Hello loc(<C++>) world %d\\n")

@@ -19,6 +19,8 @@ from ascrun.compiler.errors import KernelError
 from ascrun.compiler.frontend import ArgSpec
 from conftest import start_redis
 
+pytestmark = pytest.mark.kernel
+
 HERE = Path(__file__).parent
 LIMITS = {"memory": 8 << 30, "cpu": 60, "files": 64}
 HOSTILE = HERE / "hostile" / "attacks.cpp"

@@ -15,6 +15,8 @@ from ascrun.compiler.targets.cann import jailed as cann_jailed
 from ascrun.compiler.targets.cpu import jailed as cpu_jailed
 from ascrun.compiler.errors import KernelError
 
+pytestmark = pytest.mark.kernel
+
 LIMITS = {"memory": 8 << 30, "cpu": 60, "files": 64}
 # a run jail taken over by an earlier job of its tenant: says it is ready, then never reads again
 DEAF = ("import os, time; os.write(1, (2).to_bytes(8, 'big') + (15).to_bytes(8, 'big') + b'{\"ready\": true}'"

@@ -11,6 +11,8 @@ import mixed
 from ascrun.args import launch_args
 from ascrun.compiler import frontend
 
+pytestmark = pytest.mark.kernel
+
 
 def indices(kernel, blocks):
     z = np.full(4 * 3 * blocks, -1, np.int32)

@@ -1,5 +1,9 @@
 """A smaller run of bench/load.py: concurrent clients, every job terminal, verified, none lost or doubled."""
+import pytest
+
 from conftest import ROOT, load_module
+
+pytestmark = pytest.mark.service
 
 
 def test_concurrent_clients_lose_and_duplicate_nothing(client):

@@ -10,6 +10,8 @@ import ascrun
 import cube
 from conftest import ROOT, load_module
 
+pytestmark = pytest.mark.kernel
+
 example = load_module(ROOT / "examples" / "matmul.py", "matmul_example")
 
 WORKSPACE = np.zeros(1024, np.uint8)

@@ -8,6 +8,8 @@ import ascrun
 import memory as mk
 from conftest import PAST_THE_END
 
+pytestmark = pytest.mark.kernel
+
 UB = 192 * 1024
 
 

@@ -14,8 +14,9 @@ from prometheus_client.parser import text_string_to_metric_families
 import ascrun
 import faulty
 import ops
-from ascrun.server.store.pool import worker_beat
-from conftest import Service, _free_port, start_redis
+from conftest import Service, _free_port, ghost_worker, start_redis
+
+pytestmark = pytest.mark.service
 
 TOKEN = "metrics-test-token"
 CPU_RUN = {"target": "cpu", "soc": "any", "stage": "run"}
@@ -140,15 +141,15 @@ def test_queue_depth_oldest_age_and_live_workers(guarded):
     url, (behind_tokens, _), metrics_url, _ = guarded
     connection = redis.Redis.from_url(url)
     # a worker that beats but takes no job (a busy one): the API accepts a job, which waits
-    worker_beat(connection, {"cpu": {"socs": [], "stages": ["run"]}}, "busy-worker")
-    with ascrun.Client(behind_tokens.url, token=TOKEN) as client:
-        x = np.ones(256, np.float32)
-        client.submit(ops.binary_kernel, 1, x, x, np.zeros_like(x), 256, "add")
-    for samples in (scrape(behind_tokens.url, TOKEN), scrape(metrics_url)):  # the pool's, from either server
-        assert value(samples, "ascrun_queue_depth", **CPU_RUN) == 1
-        assert value(samples, "ascrun_queue_oldest_age_seconds", **CPU_RUN) > 0
-        assert value(samples, "ascrun_workers_live", target="cpu", soc="any", role="run") == 1
-        assert value(samples, "ascrun_workers_live", target="cpu", soc="any", role="build") == 0
+    with ghost_worker(connection, {"cpu": {"socs": [], "stages": ["run"]}}, "busy-worker"):
+        with ascrun.Client(behind_tokens.url, token=TOKEN) as client:
+            x = np.ones(256, np.float32)
+            client.submit(ops.binary_kernel, 1, x, x, np.zeros_like(x), 256, "add")
+        for samples in (scrape(behind_tokens.url, TOKEN), scrape(metrics_url)):  # the pool's, from either server
+            assert value(samples, "ascrun_queue_depth", **CPU_RUN) == 1
+            assert value(samples, "ascrun_queue_oldest_age_seconds", **CPU_RUN) > 0
+            assert value(samples, "ascrun_workers_live", target="cpu", soc="any", role="run") == 1
+            assert value(samples, "ascrun_workers_live", target="cpu", soc="any", role="build") == 0
 
 
 def test_a_scrape_without_redis_says_so(guarded):

@@ -7,6 +7,8 @@ import pytest
 
 from ascrun.compat import npu_host
 
+pytestmark = pytest.mark.unit
+
 torch = pytest.importorskip("torch")
 NO_NPU = "device type at start of device string: npu"  # the end of torch's error for "npu" without torch_npu
 
@@ -47,6 +49,7 @@ def test_left_alone_where_torch_npu_is_importable(tmp_path, monkeypatch):
         uninstall()
 
 
+@pytest.mark.kernel
 def test_torch_is_mapped_when_the_code_imports_it_not_before():
     code = ("import sys\nfrom ascrun.compat import npu_host\nuninstall = npu_host.install()\n"
             "assert 'torch' not in sys.modules\nimport torch\n"

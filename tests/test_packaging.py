@@ -7,6 +7,8 @@ import pytest
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.kernel
+
 PACKAGES = {"ascrun": "client", "ascrun.compiler": "shared/compiler", "ascrun.server": "server",
             "ascrun.server.workers": "server/workers"}
 

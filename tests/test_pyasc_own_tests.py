@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.service
+
 FILES = ["kernels/test_vadd.py", "kernels/insert_sync/test_vadd.py", "kernels/insert_sync/test_vadd_scalar.py",
          "kernels/test_matmul.py", "kernels/test_matmul_torch.py", "kernels/test_bilinear_interpolation.py",
          *(f"kernels/insert_sync/test_{name}.py" for name in ("matmul", "quant", "quant_dynamic", "softmax")),

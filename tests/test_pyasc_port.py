@@ -9,6 +9,8 @@ import pytest
 import ascrun
 from ascrun.compat.script import RemoteLaunches, install
 
+pytestmark = pytest.mark.service
+
 
 def port_case(module_name: str, index: int = 0):
     """Case `index` of a ported module's CASES, or its one test without parameters."""

@@ -15,6 +15,8 @@ import pytest
 from ascrun_cli import NO_SIM_NOTICE, ascrun
 from conftest import bare_venv
 
+pytestmark = pytest.mark.service
+
 TUTORIALS = {"03_matmul_mix/matmul_mix.py": "matmul_mix", "04_matmul_cube_only/matmul_cube_only.py":
              "matmul_cube_only", "05_matmul_leakyrelu/matmul_leakyrelu.py": "matmul_leakyrelu"}
 # torch and what it imports, for the venv without pyasc

@@ -11,6 +11,8 @@ import pytest
 from ascrun_cli import NO_NPU_NOTICE, NO_SIM_NOTICE, PYASC_STYLE
 from conftest import PAST_THE_END, ROOT
 
+pytestmark = pytest.mark.service
+
 OVERRUN = ("block 15: DataCopy(GM->UB): elements [993, 1001) of tensor argument 'x' are outside its 1000 "
            "elements" + PAST_THE_END)
 

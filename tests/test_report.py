@@ -19,6 +19,8 @@ import report as rk
 from ascrun_cli import PYASC_STYLE, ascrun as ascrun_cmd
 from conftest import PAST_THE_END, ROOT
 
+pytestmark = pytest.mark.kernel
+
 KERNELS = ROOT / "tests" / "kernels" / "report.py"
 N = 16
 BLOCK_LOG = 1 << 20
@@ -280,6 +282,7 @@ def test_unknown_bounds_is_a_clear_error():
 
 # --- through the service ----------------------------------------------------------------------------
 
+@pytest.mark.service
 def test_service_returns_the_log_and_warnings(client):
     x, h, k = print_inputs(4)
     result = client.launch(rk.print_kernel, 4, x, h, k, N, 0, 0, 0.25)
@@ -293,6 +296,7 @@ def test_service_returns_the_log_and_warnings(client):
     assert handle.result().log == result.log
 
 
+@pytest.mark.service
 def test_service_bounds_warn_through_client_async_and_remote(client, service):
     x = (np.arange(1000) * 0.5 - 100).astype(np.float32)
     z = np.zeros_like(x)
@@ -319,6 +323,7 @@ def test_service_bounds_warn_through_client_async_and_remote(client, service):
     assert str(e.value).startswith("block 15: DataCopy(GM->UB): elements [960, 1024) of tensor argument 'x'")
 
 
+@pytest.mark.service
 def test_service_failure_carries_the_log(client):
     x, h, k = print_inputs(1)
     with pytest.raises(ascrun.KernelError) as e:
@@ -327,6 +332,7 @@ def test_service_failure_carries_the_log(client):
     assert e.value.log == "[AIV Block 0/1] about to fail\n"
 
 
+@pytest.mark.service
 def test_service_rejects_an_unknown_bounds(client):
     bundle = ascrun.compiler.bundle.collect(rk.overrun_kernel).to_json()
     response = httpx.post(f"{client.url}/v1/jobs", json={"bundle": bundle, "core_num": 1, "args": [],
@@ -345,6 +351,7 @@ def test_service_rejects_an_unknown_bounds(client):
 
 # --- the command line and the pytest plugin -----------------------------------------------------------
 
+@pytest.mark.service
 def test_cli_launch_and_show_print_the_log(service, tmp_path):
     x, h, k = print_inputs(2)
     for name, array in (("x", x), ("h", h), ("k", k)):
@@ -365,6 +372,7 @@ def test_cli_launch_and_show_print_the_log(service, tmp_path):
     assert json.loads(ascrun_cmd("show", report["job_id"], "--json", "--url", service.url).stdout)["log"] == expected
 
 
+@pytest.mark.service
 def test_cli_bounds_flag(service, tmp_path):
     x = (np.arange(1000) * 0.5 - 100).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
@@ -391,6 +399,7 @@ def test_cli_bounds_flag(service, tmp_path):
             f"its 1000 elements{WARN_READ} (2 times; the first shown)") in script.stderr.splitlines()
 
 
+@pytest.mark.service
 def test_pytest_plugin_bounds_and_log_in_the_report(service, tmp_path):
     (tmp_path / "test_prints.py").write_text(
         "import sys\nimport numpy as np\n"

@@ -8,8 +8,12 @@ import socket
 import subprocess
 import threading
 
+import pytest
+
 from ascrun.compiler.sandbox import confine
 from ascrun.compiler.sandbox.check import _attempt
+
+pytestmark = pytest.mark.kernel
 
 
 def _in_child(body) -> dict:

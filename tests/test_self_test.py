@@ -11,6 +11,8 @@ from ascrun.compiler.errors import KernelError
 from ascrun.server.workers import self_test, self_test_kernels
 from ascrun_cli import ascrun
 
+pytestmark = pytest.mark.kernel
+
 ROW = r"{:14} {:6} +\d+\.\d\d  ok \(model: \d+ cycles = \d+\.\d\d us\)"
 
 

@@ -7,6 +7,8 @@ import faulty
 import ops
 from conftest import ROOT, load_module
 
+pytestmark = pytest.mark.service
+
 RNG = np.random.default_rng(7)
 
 
@@ -115,6 +117,7 @@ def test_server_rejects_a_bundle_that_imports(client, add_example):
     assert "kernel 'vadd_kernel'" in error["message"] and "imports are not allowed" in error["message"]
 
 
+@pytest.mark.unit
 def test_unreachable_service_is_one_clear_error(add_example):
     with ascrun.Client("http://127.0.0.1:9", retries=1) as dead:
         with pytest.raises(ascrun.KernelError) as e:

@@ -15,8 +15,9 @@ import redis
 import ascrun
 import ops
 from ascrun.compiler.targets.contract import PYASC_KERNEL_TYPES as KERNEL_TYPES
-from ascrun.server.store.pool import WORKER_TTL_S, worker_beat, worker_gone
-from conftest import Service, start_redis
+from conftest import LIVENESS, Service, ghost_worker, start_redis
+
+pytestmark = pytest.mark.service
 
 SOC = "Ascend910B1"
 
@@ -87,12 +88,13 @@ def test_targets_show_the_live_pool_and_its_queue(pool):
                                      "oldest_queued_s": None, "live": []}
     # a job for a SOC that only a heartbeat (no worker) claims waits in its queue: depth and age show it
     connection = redis.Redis.from_url(pool.env["REDIS_URL"])
-    worker_beat(connection, {"cpu": {"socs": ["Ghost1"]}}, "test-ghost-worker")
-    try:
+    with ghost_worker(connection, {"cpu": {"socs": ["Ghost1"]}}, "test-ghost-worker"):
         with ascrun.Client(pool.url, retries=0) as client:
             client.submit(ops.spin_kernel, 1, np.zeros(64, np.float32), np.zeros(64, np.float32), 1, soc="Ghost1")
-        time.sleep(0.5)
-        cpu = _targets(pool)["cpu"]
+        deadline = time.monotonic() + 30
+        while (cpu := _targets(pool)["cpu"])["queued"] == 1 and cpu["oldest_queued_s"] < 0.5:
+            assert time.monotonic() < deadline, cpu
+            time.sleep(0.05)  # until the job has waited half a second
         assert cpu["queued"] == 1 and cpu["oldest_queued_s"] >= 0.5
         table = subprocess.run([sys.executable, "-m", "ascrun.cli", "targets", "--url", pool.url],
                                capture_output=True, text=True, check=True).stdout.splitlines()
@@ -100,8 +102,6 @@ def test_targets_show_the_live_pool_and_its_queue(pool):
         assert table[1].split()[:3] == ["cpu", "3", "1"] and table[1].endswith(f"{SOC} (1), Ghost1 (1)")
         assert any(line.strip().startswith(f"ascrun-{os.uname().nodename}-{pool.soc_worker.pid}: build + run; socs {SOC};")
                    for line in table)
-    finally:
-        worker_gone(connection, {"cpu": {"socs": ["Ghost1"]}}, "test-ghost-worker")
 
 
 def test_a_queued_job_says_its_place_in_its_queue(pool):
@@ -109,14 +109,11 @@ def test_a_queued_job_says_its_place_in_its_queue(pool):
     depth (what `ascrun launch`'s progress line shows as "queued: 2nd of 3")."""
     connection = redis.Redis.from_url(pool.env["REDIS_URL"])
     ghost = {"cpu": {"socs": ["Ghost3"]}}
-    worker_beat(connection, ghost, "test-ghost-worker-3")  # serves the SOC, reads nothing
-    try:
+    with ghost_worker(connection, ghost, "test-ghost-worker-3"):  # serves the SOC, reads nothing
         with ascrun.Client(pool.url, retries=0) as client:
             handles = [client.submit(ops.spin_kernel, 1, np.full(64, i, np.float32), np.zeros(64, np.float32), 1,
                                      soc="Ghost3") for i in range(3)]
             seen = [client.job(h.id) for h in handles]
-    finally:
-        worker_gone(connection, ghost, "test-ghost-worker-3")
     assert [(r["status"], r["queue_position"], r["queue_depth"]) for r in seen] == [
         ("queued", 1, 3), ("queued", 2, 3), ("queued", 3, 3)]
 
@@ -125,10 +122,10 @@ def test_a_job_whose_last_worker_left_fails_rather_than_waiting_forever(pool):
     """Admitted while a worker served its SOC, which then left: after ASCRUN_UNSERVED_GRACE (2 s
     here) with no live worker for its queue, the reaper fails it, saying why."""
     connection = redis.Redis.from_url(pool.env["REDIS_URL"])
-    worker_beat(connection, {"cpu": {"socs": ["Ghost2"]}}, "test-ghost-worker-2")
     with ascrun.Client(pool.url, retries=0) as client:
-        handle = client.submit(ops.spin_kernel, 1, np.zeros(64, np.float32), np.zeros(64, np.float32), 1, soc="Ghost2")
-        worker_gone(connection, {"cpu": {"socs": ["Ghost2"]}}, "test-ghost-worker-2")
+        with ghost_worker(connection, {"cpu": {"socs": ["Ghost2"]}}, "test-ghost-worker-2"):
+            handle = client.submit(ops.spin_kernel, 1, np.zeros(64, np.float32), np.zeros(64, np.float32), 1,
+                                   soc="Ghost2")
         with pytest.raises(ascrun.KernelError) as e:
             handle.result(timeout=60)
     assert e.value.kind == "unavailable"
@@ -139,7 +136,7 @@ def test_a_job_whose_last_worker_left_fails_rather_than_waiting_forever(pool):
 def test_a_dead_worker_leaves_the_pool_and_its_soc_within_seconds(pool):
     os.killpg(pool.soc_worker.pid, signal.SIGKILL)
     pool.soc_worker.wait()
-    deadline = time.monotonic() + 3 * WORKER_TTL_S
+    deadline = time.monotonic() + 3 * LIVENESS.worker_ttl_s
     while _targets(pool)["cpu"]["socs"] and time.monotonic() < deadline:
         time.sleep(0.2)
     cpu = _targets(pool)["cpu"]

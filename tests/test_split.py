@@ -16,8 +16,9 @@ import pytest
 import asc
 import ascrun
 import ops
-from ascrun.server.store.pool import WORKER_TTL_S
-from conftest import Service, start_redis
+from conftest import LIVENESS, Service, start_redis
+
+pytestmark = pytest.mark.service
 
 
 def _name(process) -> str:
@@ -114,7 +115,7 @@ def test_without_a_build_worker_an_uncached_kernel_fails_at_once_and_a_cached_on
 def test_without_a_run_worker_no_job_is_accepted(pool):
     os.killpg(pool.runner.pid, signal.SIGTERM)
     pool.runner.wait(30)
-    deadline = time.monotonic() + 3 * WORKER_TTL_S
+    deadline = time.monotonic() + 3 * LIVENESS.worker_ttl_s
     while httpx.get(f"{pool.url}/v1/health").json()["workers"]["cpu"] and time.monotonic() < deadline:
         time.sleep(0.2)
     pool.builder = pool.stack.start([sys.executable, "-m", "ascrun.cli", "worker", "--only", "build"], pool.env)

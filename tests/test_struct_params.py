@@ -21,6 +21,8 @@ from ascrun.compiler.errors import BundleRejected, CompileError, KernelError, Ke
 from ascrun_cli import ascrun as ascrun_cli
 from conftest import ROOT
 
+pytestmark = pytest.mark.kernel
+
 torch = pytest.importorskip("torch")
 
 X = np.linspace(-3, 5, 4 * 256, dtype=np.float32)
@@ -56,6 +58,7 @@ def test_new_values_reuse_the_compiled_kernel_in_process():
     assert again.cache == {"frontend": "hit", "build": "hit"}
 
 
+@pytest.mark.unit
 def test_bytes_are_pyasc_own_and_the_size_of_the_cpp_struct():
     params = scaled_params()
     defs = {}
@@ -159,6 +162,7 @@ def test_vadd_tiling_warns_exactly_when_tiles_run_past_the_tensors(size, past_th
 
 # --- through the service ----------------------------------------------------------------------
 
+@pytest.mark.service
 def test_several_field_dtypes_through_the_service(client):
     run_scaled(client.launch, scaled_params())
 
@@ -175,6 +179,7 @@ def submission(kernel, *args):
     return body
 
 
+@pytest.mark.service
 @pytest.mark.parametrize("change, message", [
     (lambda body: body["args"][1]["value"].update(count=2.5),
      "argument 1: struct Count field 'count' is int32: got 2.5, not an integer"),
@@ -197,6 +202,7 @@ def test_malformed_struct_arguments_are_a_422(service, change, message):
     assert response.json()["error"]["message"] == message
 
 
+@pytest.mark.service
 def test_struct_arguments_from_a_script_without_pyasc(bare_python, service, tmp_path):
     script = tmp_path / "scaled_tiles.py"
     script.write_text(f"""import sys

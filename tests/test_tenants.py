@@ -10,6 +10,8 @@ import ascrun
 import ops
 from conftest import Service
 
+pytestmark = pytest.mark.service
+
 TOKENS = {"alice": "alice-secret-token", "bob": "bob-secret-token", "tiny": "tiny-secret-token",
           "lean": "lean-secret-token"}
 

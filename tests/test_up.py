@@ -12,9 +12,13 @@ from pathlib import Path
 
 import httpx
 import numpy as np
+import pytest
 
 import ascrun
 import ops
+from conftest import LIVENESS_ENV
+
+pytestmark = pytest.mark.service
 
 
 def _descendants(pid: int) -> set:
@@ -42,7 +46,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_up_serves_a_launch_and_stops_cleanly(add_example):
-    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}  # the embedded redis-server
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"} | LIVENESS_ENV  # the embedded redis-server
     up = subprocess.Popen([sys.executable, "-m", "ascrun.cli", "up", "--port", "0", "--workers", "1"], env=env,
                           stdout=subprocess.PIPE, text=True)
     try:
@@ -63,16 +67,20 @@ def test_up_serves_a_launch_and_stops_cleanly(add_example):
             time.sleep(0.1)
         assert not [p for p in processes if _alive(p)]
     finally:
-        if up.poll() is None:
-            up.kill()
-            up.wait()
+        if up.poll() is None:  # a failed assert: `up` stops its stack (its children have their own sessions)
+            up.send_signal(signal.SIGTERM)
+            try:
+                up.wait(30)
+            except subprocess.TimeoutExpired:
+                up.kill()
+                up.wait()
 
 
 def test_up_names_its_tenants_and_restarts_a_dead_worker(tmp_path):
     tenants = tmp_path / "tenants.json"
     token = "up-secret-token"
     tenants.write_text(json.dumps({"tenants": [{"name": "ci", "token_sha256": hashlib.sha256(token.encode()).hexdigest()}]}))
-    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"} | LIVENESS_ENV
     env["ASCRUN_TENANTS_FILE"] = str(tenants)
     up = subprocess.Popen([sys.executable, "-m", "ascrun.cli", "up", "--port", "0", "--workers", "2"], env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -87,12 +95,16 @@ def test_up_names_its_tenants_and_restarts_a_dead_worker(tmp_path):
         os.kill(worker, signal.SIGKILL)
         said = up.stderr.readline()
         assert re.fullmatch(r"ascrun: worker [01] exited with -9; restarting\n", said), said
+        dead, auth = f"ascrun-{os.uname().nodename}-{worker}", {"Authorization": f"Bearer {token}"}
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if not _alive(worker) and httpx.get(f"{url}/v1/health").json()["workers"]["cpu"] == 2:
+        while time.monotonic() < deadline:  # until two live workers, the dead one not among them
+            live = [w["name"] for t in httpx.get(f"{url}/v1/targets", headers=auth).json()["targets"] if t["name"] == "cpu"
+                    for w in t["live"]]
+            if not _alive(worker) and len(live) == 2 and dead not in live:
                 break
-            time.sleep(0.2)
+            time.sleep(0.1)
         assert up.poll() is None
+        assert len(live) == 2 and dead not in live, live
         x = np.arange(64, dtype=np.float32)
         z = np.zeros_like(x)
         with ascrun.Client(url, token=token) as client:
@@ -102,6 +114,10 @@ def test_up_names_its_tenants_and_restarts_a_dead_worker(tmp_path):
         up.send_signal(signal.SIGTERM)
         assert up.wait(30) == 0
     finally:
-        if up.poll() is None:
-            up.kill()
-            up.wait()
+        if up.poll() is None:  # a failed assert: `up` stops its stack (its children have their own sessions)
+            up.send_signal(signal.SIGTERM)
+            try:
+                up.wait(30)
+            except subprocess.TimeoutExpired:
+                up.kill()
+                up.wait()

@@ -17,6 +17,8 @@ from ascrun.compiler import frontend, pipeline
 from ascrun.compiler.bundle import collect
 from ascrun.compiler.frontend import ArgSpec
 
+pytestmark = pytest.mark.kernel
+
 N = 2048
 RINT, FLOOR, CEIL, ROUND, TRUNC = 1, 2, 3, 4, 5
 SPECS = [ArgSpec("tensor", d) for d in ("float32", "uint16", "float32", "int32", "uint16")] + \

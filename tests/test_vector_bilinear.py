@@ -8,6 +8,8 @@ import pytest
 import ascrun
 import vector_bilinear as vk
 
+pytestmark = pytest.mark.kernel
+
 CONT, BITS = 0, 1
 TMP = 16384
 

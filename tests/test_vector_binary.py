@@ -7,6 +7,8 @@ import ascrun
 import vector_masked as vm
 from vector_ref import masked_positions
 
+pytestmark = pytest.mark.kernel
+
 N = 2048
 NUMPY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum,
          "min": np.minimum, "and": np.bitwise_and, "or": np.bitwise_or}

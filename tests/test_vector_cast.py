@@ -9,6 +9,8 @@ import ascrun
 import vector_cast as vk
 from vector_ref import masked_positions
 
+pytestmark = pytest.mark.kernel
+
 N = 1024
 RM = asc.RoundMode
 COUNT, CONT, BITS, REG = 0, 1, 2, 3

@@ -9,6 +9,8 @@ import ascrun
 import vector_cmpsel as vc
 from vector_ref import masked_positions
 
+pytestmark = pytest.mark.kernel
+
 N = 1024
 POISON = 0xA5
 SCRATCH = 184 * 1024

@@ -6,6 +6,8 @@ import pytest
 import ascrun
 import vector_copy as vc
 
+pytestmark = pytest.mark.kernel
+
 N = 1024
 
 

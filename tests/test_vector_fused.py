@@ -8,6 +8,8 @@ import ascrun
 import vector_fused as vf
 from vector_ref import masked_positions
 
+pytestmark = pytest.mark.kernel
+
 N = 2048
 DTYPES = {"h": np.float16, "f": np.float32, "s": np.int16, "i": np.int32, "b": np.int8, "u": np.uint8}
 NAMES = ["h0", "h1", "hz", "f0", "f1", "fz", "s0", "s1", "sz", "i0", "i1", "bz", "uz"]

@@ -9,6 +9,8 @@ import ascrun
 import vector_gather as vg
 from vector_ref import masked_positions
 
+pytestmark = pytest.mark.kernel
+
 N = 1024
 
 

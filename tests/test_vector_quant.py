@@ -7,6 +7,8 @@ import pytest
 import ascrun
 import vector_quant as vk
 
+pytestmark = pytest.mark.kernel
+
 N = 1024  # elements of each operand's LocalTensor
 SRC, DST, TMP = 0, 8192, 16384  # UB offsets
 TMP_MIN = 512  # GetAscendQuantMaxMinTmpSize's minimum

@@ -9,6 +9,8 @@ import pytest
 import ascrun
 import vector_reduce as vr
 
+pytestmark = pytest.mark.kernel
+
 OP = {name: i for i, name in enumerate(vr.OPS)}
 UINT = {2: np.uint16, 4: np.uint32}
 

@@ -7,6 +7,8 @@ import ascrun
 import vector_masked as vm
 from vector_ref import masked_positions
 
+pytestmark = pytest.mark.kernel
+
 N = 2048
 
 

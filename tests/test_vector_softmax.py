@@ -9,6 +9,8 @@ import pytest
 import ascrun
 import vector_softmax as vk
 
+pytestmark = pytest.mark.kernel
+
 N = 4096
 DST, SUM, MAX = 16384, 32768, 49152  # UB offsets; the source is at 0
 

@@ -8,6 +8,8 @@ import pytest
 import ascrun
 import vector_trans_5hd as vk
 
+pytestmark = pytest.mark.kernel
+
 REGION = vk.REGION
 BLOCK = 32
 

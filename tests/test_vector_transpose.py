@@ -6,6 +6,8 @@ import pytest
 import ascrun
 import vector_transpose as vt
 
+pytestmark = pytest.mark.kernel
+
 N = 4096
 TMP = 8192
 NONE, ND2ND_ONLY, ND2ND_B16, NCHW2NHWC, NHWC2NCHW = 0, 7, 10, 11, 12

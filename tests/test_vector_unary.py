@@ -7,6 +7,8 @@ import ascrun
 import vector_masked as vm
 from vector_ref import masked_positions
 
+pytestmark = pytest.mark.kernel
+
 N = 2048
 EXACT = {"abs": np.abs, "relu": lambda a: np.maximum(a, a.dtype.type(0)), "not": np.invert}
 # Evaluated in float32 and rounded once (the cpu target's definition; the hardware approximates).

@@ -60,7 +60,7 @@ def mount_metrics(app: FastAPI, settings: Settings, sync_redis: redis.Redis, asy
     """Instrument `app` and serve /metrics: on the API's port behind its tokens, or (metrics_port)
     on a port of its own without them, for an operator who keeps that port private."""
     registry = CollectorRegistry()
-    registry.register(PoolCollector(sync_redis))
+    registry.register(PoolCollector(sync_redis, settings))
     instrumentator = Instrumentator(registry=registry, excluded_handlers=["/metrics"], should_group_status_codes=False)
     instrumentator.add(http_metrics.latency(metric_namespace="ascrun", buckets=HTTP_BUCKETS, registry=registry))
     instrumentator.add(http_metrics.requests(metric_namespace="ascrun", registry=registry))

@@ -10,6 +10,7 @@ from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
 from ...compiler.targets import NAMES as TARGETS
+from ..settings import Settings
 from ..store.pool import PoolView
 from ..store.queues import STAGES
 from . import recorder
@@ -24,9 +25,9 @@ COUNTERS = {  # recorded series -> (metric name, help)
 class PoolCollector(Collector):
     """prometheus-client calls collect() at each scrape: nothing of the pool is kept in the API."""
 
-    def __init__(self, connection: redis.Redis):
+    def __init__(self, connection: redis.Redis, settings: Settings):
         self.connection = connection
-        self.pool = PoolView(connection)
+        self.pool = PoolView(connection, settings)
 
     def collect(self) -> Iterator[Metric]:
         up = GaugeMetricFamily("ascrun_metrics_redis_up", "Whether this scrape could read the pool's metrics from Redis")

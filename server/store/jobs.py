@@ -21,8 +21,7 @@ from .keys import (QUEUED, STARTED, alive_key, done_channel, files_key, final_ke
                    job_key, spec_key, tenant_key, trace_key)
 from .queues import enqueue, waiting_in
 
-HEARTBEAT_S = 1.0  # how often a running job says it is alive
-HEARTBEAT_TTL_S = 5  # a job silent this long has lost its work horse
+# How often a running job says it is alive and how long until it is lost: settings.job_heartbeat_s, _ttl_s.
 # Tensors up to this size travel inline (base64) in the submission and in the result: a cached
 # launch is then one request. In a spec, such a tensor argument has "input" (its field in
 # inputs:<id>) instead of "blob"; in a result, an output has "data" instead of "blob".
@@ -160,7 +159,7 @@ class JobStore:
             return record, None
         _move(record, JobStatus.STARTED, started_at=time.time(), worker=worker)
         with self.connection.pipeline() as pipe:
-            pipe.set(alive_key(job_id), 1, ex=HEARTBEAT_TTL_S)
+            pipe.set(alive_key(job_id), 1, ex=self.settings.job_heartbeat_ttl_s)
             pipe.sadd(STARTED, job_id)
             pipe.zrem(QUEUED, job_id)
             pipe.set(job_key(job_id), json.dumps(record), ex=self.settings.result_ttl_s)
@@ -184,7 +183,7 @@ class JobStore:
             pipe.execute()
 
     def heartbeat(self, job_id: str) -> None:
-        self.connection.set(alive_key(job_id), 1, ex=HEARTBEAT_TTL_S)
+        self.connection.set(alive_key(job_id), 1, ex=self.settings.job_heartbeat_ttl_s)
 
     def finish(self, job_id: str, status: JobStatus, changes: Dict[str, Any],
                record: Optional[Dict[str, Any]] = None, frontend_key: Optional[str] = None,

@@ -27,7 +27,7 @@ Keys (all under "ascrun:"):
                            ("any": jobs naming none), one per tenant that ever had a job there;
                            queue-socs:<target> their SOCs
   workers:<stage>:<target>[:<soc>]  sorted set worker name -> time of its last heartbeat (live:
-                           within pool.WORKER_TTL_S), of the workers serving that stage
+                           within settings.worker_ttl_s), of the workers serving that stage
   worker:<name>            what a live worker serves: target -> capabilities (socs, cores, versions)
   frontend-<key>, artifact-<key>   the pipeline caches, shared by every worker
   metrics                  hash: the pool's counters and histograms (metrics/recorder.py), kept until
@@ -101,7 +101,7 @@ def idempotency_key(tenant: str, key: str) -> str:
 
 def queues_key(target: str, soc: Optional[str] = None, stage: str = "run") -> str:
     """The set of the queue names of `stage`, `target` and `soc`: the API (and a worker handing a
-    job on) adds a tenant's on its first job there, workers read it every QUEUE_REFRESH_S."""
+    job on) adds a tenant's on its first job there, workers read it every settings.queue_refresh_s."""
     return f"{PREFIX}queues:{stage}:{target}:{soc or ANY_SOC}"
 
 

@@ -1,6 +1,6 @@
 """The pool's liveness: each worker's heartbeat says, for every target it serves, the stages and
-SOCs it serves and what it can do; a worker silent WORKER_TTL_S is gone. PoolView is what the API
-tells of the pool."""
+SOCs it serves and what it can do; a worker silent settings.worker_ttl_s is gone. PoolView is what
+the API tells of the pool."""
 from __future__ import annotations
 
 import json
@@ -10,11 +10,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import redis
 
+from ..settings import Settings
 from .keys import capabilities_key, workers_key
 from .queues import STAGES, depths, queue_depth
-
-WORKER_BEAT_S = 1.0  # how often a worker says it is alive
-WORKER_TTL_S = 5.0  # a worker silent this long is gone
 
 
 def _worker_keys(served: Dict[str, Dict[str, Any]]) -> List[str]:
@@ -23,15 +21,15 @@ def _worker_keys(served: Dict[str, Dict[str, Any]]) -> List[str]:
             for stage in capabilities.get("stages", STAGES) for soc in [None, *capabilities.get("socs", [])]]
 
 
-def worker_beat(connection: redis.Redis, served: Dict[str, Dict[str, Any]], name: str) -> None:
-    """A worker's heartbeat (every WORKER_BEAT_S): it is live for each target it serves, for each
-    stage and SOC of those; what it can do (target -> capabilities, "socs" and "stages" among them)
-    lives as long."""
+def worker_beat(connection: redis.Redis, served: Dict[str, Dict[str, Any]], name: str, *, ttl_s: float) -> None:
+    """A worker's heartbeat (every settings.worker_beat_s): it is live for each target it serves, for
+    each stage and SOC of those; what it can do (target -> capabilities, "socs" and "stages" among
+    them) lives as long (`ttl_s`: settings.worker_ttl_s)."""
     now = time.time()
     with connection.pipeline() as pipe:
         for key in _worker_keys(served):
             pipe.zadd(key, {name: now})
-        pipe.set(capabilities_key(name), json.dumps(served), ex=int(math.ceil(WORKER_TTL_S)))
+        pipe.set(capabilities_key(name), json.dumps(served), ex=int(math.ceil(ttl_s)))
         pipe.execute()
 
 
@@ -49,15 +47,17 @@ def live_on_host(connection: redis.Redis, host: str) -> List[str]:
     return sorted(k.decode()[len(capabilities_key("")):] for k in connection.scan_iter(match=pattern, count=1000))
 
 
-def live_workers(connection: redis.Redis, target: str, soc: Optional[str] = None, stage: str = "run") -> int:
-    """Workers of `target` (and `soc`) serving `stage` that beat within WORKER_TTL_S (a killed
-    worker drops out by itself)."""
-    return connection.zcount(workers_key(target, soc, stage), time.time() - WORKER_TTL_S, "+inf")
+def live_workers(connection: redis.Redis, target: str, soc: Optional[str] = None, stage: str = "run", *,
+                 ttl_s: float) -> int:
+    """Workers of `target` (and `soc`) serving `stage` that beat within `ttl_s` (settings.worker_ttl_s:
+    a killed worker drops out by itself)."""
+    return connection.zcount(workers_key(target, soc, stage), time.time() - ttl_s, "+inf")
 
 
-def live_capabilities(connection: redis.Redis, target: str) -> Dict[str, Dict[str, Any]]:
-    """Worker name -> what it said it can do for `target`, for its live workers of any stage."""
-    since = time.time() - WORKER_TTL_S
+def live_capabilities(connection: redis.Redis, target: str, *, ttl_s: float) -> Dict[str, Dict[str, Any]]:
+    """Worker name -> what it said it can do for `target`, for its live workers of any stage (that
+    beat within `ttl_s`)."""
+    since = time.time() - ttl_s
     names = sorted({n.decode() for stage in STAGES
                     for n in connection.zrangebyscore(workers_key(target, stage=stage), since, "+inf")})
     said = connection.mget([capabilities_key(n) for n in names]) if names else []
@@ -68,17 +68,18 @@ class PoolView:
     """What the API (and a run worker looking for a build worker) tells of the pool: the live
     workers of each target, SOC and stage, its queues."""
 
-    def __init__(self, connection: redis.Redis):
+    def __init__(self, connection: redis.Redis, settings: Settings):
         self.connection = connection
+        self.worker_ttl_s = settings.worker_ttl_s
 
     def ping(self) -> None:
         self.connection.ping()
 
     def live_workers(self, target: str, soc: Optional[str] = None, stage: str = "run") -> int:
-        return live_workers(self.connection, target, soc, stage)
+        return live_workers(self.connection, target, soc, stage, ttl_s=self.worker_ttl_s)
 
     def live_capabilities(self, target: str) -> Dict[str, Dict[str, Any]]:
-        return live_capabilities(self.connection, target)
+        return live_capabilities(self.connection, target, ttl_s=self.worker_ttl_s)
 
     def queue_depth(self, target: str) -> Tuple[int, Optional[float]]:
         return queue_depth(self.connection, target)

@@ -10,11 +10,9 @@ from typing import Any, Dict, List, Optional, Tuple
 from ...compiler.errors import Kind
 from ...job_status import TERMINAL
 from . import rq_adapter
-from .jobs import HEARTBEAT_TTL_S, JobStore
+from .jobs import JobStore
 from .keys import QUEUED, STARTED, alive_key
 from .pool import live_workers
-
-UNQUEUED_GRACE_S = 5.0  # a job still queued this long without its RQ job was lost (Redis lost data): reaped
 
 
 class Reaper:
@@ -40,19 +38,19 @@ class Reaper:
             if record is None or record.get("status") in TERMINAL:
                 self.connection.srem(STARTED, job_id)
             elif self.jobs.fail(job_id, Kind.RUNTIME_ERROR, f"the worker running this job stopped (no heartbeat "
-                                                            f"for {HEARTBEAT_TTL_S} s; it was killed or lost Redis): "
+                                                            f"for {self.settings.job_heartbeat_ttl_s} s; it was killed or lost Redis): "
                                                             "submit again"):
                 ended.append(job_id)
         return ended + self.reap_unqueued()
 
     def reap_unqueued(self) -> List[str]:
-        """Fail every job queued for UNQUEUED_GRACE_S whose RQ job is gone, ended, or was taken by a
+        """Fail every job queued for settings.unqueued_grace_s whose RQ job is gone, ended, or was taken by a
         worker that never marked it started (Redis lost it, or its worker died between dequeue and
         start); and every job waiting in a queue that no live worker has read for
         settings.unserved_grace_s (the last worker of its target, SOC or stage is gone). Returns their ids."""
         ended, live = [], {}
         popped, self._popped_since = self._popped_since, {}  # kept below for the jobs still popped
-        for raw in self.connection.zrangebyscore(QUEUED, 0, time.time() - UNQUEUED_GRACE_S):
+        for raw in self.connection.zrangebyscore(QUEUED, 0, time.time() - self.settings.unqueued_grace_s):
             job_id = raw.decode()
             record = self.jobs.get(job_id) or {}
             rq_id = record.get("rq_job", job_id)  # a job handed on has an RQ job per stage
@@ -68,7 +66,7 @@ class Reaper:
                     ended.append(job_id)
                 continue
             if rq_state.status == "started" and rq_state.started_at is not None and \
-                    time.time() - rq_state.started_at < UNQUEUED_GRACE_S:
+                    time.time() - rq_state.started_at < self.settings.unqueued_grace_s:
                 continue  # a worker just took it and is about to mark it started
             self.connection.zrem(QUEUED, job_id)
             if self.jobs.fail(job_id, Kind.UNAVAILABLE, "the job was lost before a worker started it (the "
@@ -83,7 +81,7 @@ class Reaper:
             return None
         queue = (record["target"], record.get("soc"), record.get("stage", "run"))
         if queue not in live:
-            live[queue] = live_workers(self.connection, *queue)
+            live[queue] = live_workers(self.connection, *queue, ttl_s=self.settings.worker_ttl_s)
         now = time.time()
         if live[queue]:
             self._unserved_since.pop(queue, None)
@@ -98,7 +96,7 @@ class Reaper:
 
     def _lost_after_dequeue(self, rq_id: str, queue: str) -> bool:
         """Whether a worker took the job off its queue and died before starting it (still queued
-        in RQ UNQUEUED_GRACE_S later). RQ moves a job it takes from a single queue to an
+        in RQ settings.unqueued_grace_s later). RQ moves a job it takes from a single queue to an
         intermediate list, and pops one it takes from several (BLPOP) outright: a job in neither
         list was popped. One in the intermediate list is taken out of it, so that RQ never hands it
         to another worker after we failed it. A tenant's queue holds at most its max_active_jobs,
@@ -107,11 +105,11 @@ class Reaper:
         if taken.holds(rq_id):
             self._popped_since.pop(rq_id, None)
             first_seen = taken.seen_since(rq_id)
-            if first_seen is None or time.time() - first_seen < UNQUEUED_GRACE_S:
+            if first_seen is None or time.time() - first_seen < self.settings.unqueued_grace_s:
                 return False
             return taken.take_out(rq_id)
         if self.connection.lpos(rq_adapter.queue_key(queue), rq_id) is not None:
             self._popped_since.pop(rq_id, None)
             return False  # waiting its turn
         popped = self._popped_since.setdefault(rq_id, time.time())
-        return time.time() - popped >= UNQUEUED_GRACE_S
+        return time.time() - popped >= self.settings.unqueued_grace_s

@@ -1,7 +1,8 @@
 """Everything ascrun assumes about RQ's internals, in one place (hence rq==2.12.0 pinned in
 pyproject.toml): where RQ keeps a queue and its jobs in Redis, which fields of its job hash the
 reaper reads and what they hold, how a worker takes a job off its queues (the intermediate list),
-what RQ keeps of each run, and how a worker's round-robin order grows by a queue.
+what RQ keeps of each run, how a worker's round-robin order grows by a queue, and how it serves its
+command channel.
 tests/test_rq_adapter.py checks each assumption against the installed RQ: an RQ upgrade that
 breaks one fails there, saying which.
 
@@ -100,6 +101,17 @@ def add_queue(worker, name: str) -> None:
     queue = Queue(name, connection=worker.connection, serializer=worker.serializer)
     worker.queues.append(queue)
     worker._ordered_queues.append(queue)
+
+
+def subscribe_commands(worker, poll_s: float) -> None:
+    """What RQ's Worker.subscribe does (its thread serving the command channel: `rq`'s shutdown,
+    kill-horse and stop-job), with that thread waiting for a message at most `poll_s` instead of
+    RQ's 60 s: RQ's teardown (unsubscribe) joins the thread, so a worker told to stop waited for it."""
+    worker.log.info("Worker %s: subscribing to channel %s", worker.name, worker.pubsub_channel_name)
+    worker.pubsub = worker.connection.pubsub()
+    worker.pubsub.subscribe(**{worker.pubsub_channel_name: worker.handle_payload})
+    worker.pubsub_thread = worker.pubsub.run_in_thread(sleep_time=poll_s, daemon=True,
+                                                       exception_handler=worker._pubsub_exception_handler)
 
 
 def since_heartbeat(worker) -> Optional[float]:

@@ -29,7 +29,7 @@ from ..settings import Settings
 from ..store import rq_adapter
 from ..store.blobs import BlobStore
 from ..store.cache import RedisCache
-from ..store.jobs import HEARTBEAT_S, INLINE_BYTES, JobStore
+from ..store.jobs import INLINE_BYTES, JobStore
 from ..store.pool import PoolView
 from ..store.queues import STAGES
 
@@ -96,7 +96,7 @@ def _blobs(connection: redis.Redis) -> BlobStore:
 
 @functools.lru_cache(maxsize=None)
 def _pool(connection: redis.Redis) -> PoolView:
-    return PoolView(connection)
+    return PoolView(connection, Settings.from_env())
 
 
 @functools.lru_cache(maxsize=None)
@@ -149,7 +149,7 @@ def _start_heartbeat(store: JobStore, job_id: str) -> threading.Event:
     done = threading.Event()
 
     def beat():
-        while not done.wait(HEARTBEAT_S):
+        while not done.wait(store.settings.job_heartbeat_s):
             try:
                 store.heartbeat(job_id)
             except redis.RedisError:

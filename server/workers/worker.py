@@ -19,26 +19,27 @@ from rq.worker import RoundRobinWorker, WorkerStatus
 
 from ..settings import Settings
 from ..store import rq_adapter
-from ..store.pool import WORKER_BEAT_S, worker_beat, worker_gone
+from ..store.pool import worker_beat, worker_gone
 from ..store.queues import STAGES, queue_name, served_queues
 from . import job
 
 
 REDIS_RETRY_MAX_S = 5.0
-QUEUE_REFRESH_S = 1  # a new tenant's queue is served within this
 BOOKKEEPING_S = 1.0  # RQ's worker heartbeat and suspension check, at most this often
+COMMANDS_POLL_S = 1.0  # RQ's command channel thread wakes this often (RQ: 60 s), so the worker stops within it
 
 
 class AscrunWorker(RoundRobinWorker):
     """RQ's round-robin worker over every tenant's queue of its targets (queues.served_queues, read
-    anew each QUEUE_REFRESH_S, so a tenant's first job needs no restart), told apart when it stops
+    anew each settings.queue_refresh_s, so a tenant's first job needs no restart), told apart when it stops
     on request (SIGTERM/SIGINT) from when its loop gave up on an error, such as Redis going away."""
     stop_requested = False
     _suspension_checked = float("-inf")
     _queues_read = float("-inf")
 
-    def __init__(self, served: Dict[str, Dict], *args, **kwargs):
+    def __init__(self, served: Dict[str, Dict], settings: Settings, *args, **kwargs):
         self.served = served  # target -> its capabilities, "socs" among them
+        self.queue_refresh_s = settings.queue_refresh_s
         super().__init__(self._queue_names(kwargs["connection"]), *args, **kwargs)
 
     def _queue_names(self, connection: redis.Redis) -> list:
@@ -73,13 +74,19 @@ class AscrunWorker(RoundRobinWorker):
         self.perform_job(job, queue)
         self.set_state(WorkerStatus.IDLE)
 
+    def subscribe(self):
+        """RQ's command channel, its thread polling each COMMANDS_POLL_S: a worker told to stop
+        (SIGTERM, the end of a --burst run) waited up to RQ's 60 s for it. ascrun sends none of
+        RQ's commands, but an operator's `rq` may: the channel is still served."""
+        rq_adapter.subscribe_commands(self, COMMANDS_POLL_S)
+
     def request_stop(self, signum, frame):
         self.stop_requested = True
         super().request_stop(signum, frame)
 
     def dequeue_job_and_maintain_ttl(self, timeout, max_idle_time=None):
         while True:
-            if time.monotonic() - self._queues_read >= QUEUE_REFRESH_S:
+            if time.monotonic() - self._queues_read >= self.queue_refresh_s:
                 self._queues_read = time.monotonic()
                 known = {q.name for q in self.queues}
                 for name in self._queue_names(self.connection):
@@ -87,7 +94,7 @@ class AscrunWorker(RoundRobinWorker):
                         rq_adapter.add_queue(self, name)
             if timeout is None:  # burst: one non-blocking look
                 return super().dequeue_job_and_maintain_ttl(None, max_idle_time)
-            result = super().dequeue_job_and_maintain_ttl(QUEUE_REFRESH_S, QUEUE_REFRESH_S)
+            result = super().dequeue_job_and_maintain_ttl(self.queue_refresh_s, self.queue_refresh_s)
             if result is not None:
                 return result
 
@@ -121,11 +128,11 @@ def serve(targets: Sequence[str], settings: Settings, burst: bool = False, name:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     name = name or f"ascrun-{socket.gethostname()}-{os.getpid()}"
-    stop_beating = _start_heartbeat(redis.Redis.from_url(settings.redis_url), served, name)
+    stop_beating = _start_heartbeat(redis.Redis.from_url(settings.redis_url), served, name, settings)
     logging.getLogger("ascrun.worker").info("worker %s serves %s", name, json.dumps(served))
     try:
         while True:
-            worker = AscrunWorker(served, connection=connection, serializer=rq_adapter.SERIALIZER, name=name)
+            worker = AscrunWorker(served, settings, connection=connection, serializer=rq_adapter.SERIALIZER, name=name)
             try:
                 # RQ's INFO is three lines a job; the API's records tell what each job did
                 worker.work(burst=burst, with_scheduler=False, logging_level="WARNING")
@@ -143,18 +150,18 @@ def serve(targets: Sequence[str], settings: Settings, burst: bool = False, name:
             target.close()
 
 
-def _start_heartbeat(connection: redis.Redis, served: Dict[str, Dict], name: str):
-    """Say every WORKER_BEAT_S what this worker serves (store.pool.live_workers counts it);
+def _start_heartbeat(connection: redis.Redis, served: Dict[str, Dict], name: str, settings: Settings):
+    """Say every settings.worker_beat_s what this worker serves (store.pool.live_workers counts it);
     returns the function that stops beating and deregisters."""
     done = threading.Event()
 
     def beat():
         while not done.is_set():
             try:
-                worker_beat(connection, served, name)
+                worker_beat(connection, served, name, ttl_s=settings.worker_ttl_s)
             except redis.RedisError:
                 pass  # Redis is down: nobody can count us anyway
-            done.wait(WORKER_BEAT_S)
+            done.wait(settings.worker_beat_s)
 
     thread = threading.Thread(target=beat, name="ascrun-worker-heartbeat", daemon=True)
     thread.start()

@@ -6,6 +6,8 @@ import torch
 import asc
 import asc.lib.runtime as rt
 
+pytestmark = pytest.mark.kernel
+
 
 @asc.jit
 def copy_in(x_gm: asc.GlobalTensor, in_queue_x: asc.TQue, tile_length: asc.ConstExpr[int]):

@@ -5,6 +5,8 @@ import torch
 import asc
 import asc.lib.runtime as rt
 
+pytestmark = pytest.mark.kernel
+
 
 @asc.jit
 def axpy_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress, scalar: float,

@@ -1,9 +1,12 @@
 # Port of pyasc python/test/kernels/test_bilinear_interpolation.py: BilinearInterpolation (continuous mask,
 # repeatMode false) with a TBuf's AllocTensor/FreeTensor temporary buffer.
 import numpy as np
+import pytest
 
 import asc
 import asc.lib.runtime as rt
+
+pytestmark = pytest.mark.kernel
 
 
 @asc.jit

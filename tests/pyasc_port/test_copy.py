@@ -7,6 +7,8 @@ import asc.lib.runtime as rt
 
 from .inputs import VADD_CASES, operand
 
+pytestmark = pytest.mark.kernel
+
 
 @asc.jit
 def copy_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, data_size: asc.ConstExpr[int]):

@@ -7,6 +7,8 @@ import asc.lib.runtime as rt
 
 from .inputs import FLOATS
 
+pytestmark = pytest.mark.kernel
+
 
 @asc.jit
 def duplicate_kernel(scalar, z: asc.GlobalAddress, block_length: asc.ConstExpr[int],

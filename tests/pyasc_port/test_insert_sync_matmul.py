@@ -1,11 +1,14 @@
 # Port of pyasc python/test/kernels/insert_sync/test_matmul.py: kernels/test_matmul.py's kernel compiled with
 # insert_sync and base blocks in LocalTensorAuto instead of a queue.
 import numpy as np
+import pytest
 
 import asc
 import asc.lib.runtime as rt
 
 from .matmul_parts import block_to_gm, calc_offsets, kernel_test_tiling, leaky_relu
+
+pytestmark = pytest.mark.kernel
 
 
 @asc.jit(insert_sync=True)

@@ -3,9 +3,12 @@
 from typing import Tuple
 
 import asc
+import pytest
 from asc.runtime import config
 import asc.lib.runtime as rt
 import numpy as np
+
+pytestmark = pytest.mark.kernel
 
 
 @asc.jit(kernel_type=config.KernelType.AIV_ONLY, insert_sync=True)

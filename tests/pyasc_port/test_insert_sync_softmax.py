@@ -1,10 +1,13 @@
 # Port of pyasc python/test/kernels/insert_sync/test_softmax.py: SoftMax with a default SoftmaxTiling on
 # LocalTensorAuto operands with SetShapeInfo (pyasc inserts the syncs).
 import numpy as np
+import pytest
 
 import asc
 from asc.runtime import config
 import asc.lib.runtime as rt
+
+pytestmark = pytest.mark.kernel
 
 
 @asc.jit(kernel_type=config.KernelType.AIV_ONLY, insert_sync=True)

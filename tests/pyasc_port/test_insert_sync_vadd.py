@@ -1,8 +1,11 @@
 # Port of pyasc python/test/kernels/insert_sync/test_vadd.py: add with LocalTensorAuto (pyasc inserts the syncs).
 import numpy as np
+import pytest
 
 import asc
 import asc.lib.runtime as rt
+
+pytestmark = pytest.mark.kernel
 
 
 @asc.jit  # insert_sync=True will be added implicitly because asc.LocalTensorAuto is used in the kernel

@@ -1,8 +1,11 @@
 # Port of pyasc python/test/kernels/insert_sync/test_vadd_scalar.py: x + y[0] via get_value and duplicate.
 import numpy as np
+import pytest
 
 import asc
 import asc.lib.runtime as rt
+
+pytestmark = pytest.mark.kernel
 
 
 @asc.jit(insert_sync=True)

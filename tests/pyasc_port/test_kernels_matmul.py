@@ -1,11 +1,14 @@
 # Port of pyasc python/test/kernels/test_matmul.py: a tiling written by hand, Init after registration, bias,
 # LeakyRelu on each base block in the Unified Buffer (numpy arrays).
 import numpy as np
+import pytest
 
 import asc
 import asc.lib.runtime as rt
 
 from .matmul_parts import block_to_gm, calc_offsets, kernel_test_tiling, leaky_relu
+
+pytestmark = pytest.mark.kernel
 
 
 @asc.jit

@@ -1,11 +1,14 @@
 # Port of pyasc python/test/kernels/test_matmul_torch.py: the TCubeTiling built inside the kernel from ConstExprs,
 # no bias, LeakyRelu on each base block (torch tensors).
+import pytest
 import torch
 
 import asc
 import asc.lib.runtime as rt
 
 from .matmul_parts import block_to_gm, calc_offsets, leaky_relu
+
+pytestmark = pytest.mark.kernel
 
 
 @asc.jit

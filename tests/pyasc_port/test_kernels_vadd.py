@@ -1,8 +1,11 @@
 # Port of pyasc python/test/kernels/test_vadd.py: add through TPipe/TQue, 16 blocks of 8 tiles (numpy).
 import numpy as np
+import pytest
 
 import asc
 import asc.lib.runtime as rt
+
+pytestmark = pytest.mark.kernel
 
 
 @asc.jit

@@ -8,6 +8,8 @@ import asc.lib.runtime as rt
 
 from .matmul_parts import block_to_gm, calc_offsets, host_tiling, leaky_relu
 
+pytestmark = pytest.mark.kernel
+
 
 @asc.jit
 def matmul_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, alpha: float,

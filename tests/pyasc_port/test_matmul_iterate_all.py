@@ -7,6 +7,8 @@ import asc.lib.runtime as rt
 
 from .matmul_parts import calc_offsets, host_tiling
 
+pytestmark = pytest.mark.kernel
+
 
 @asc.jit
 def matmul_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, tiling: asc.adv.TCubeTiling,

@@ -8,6 +8,8 @@ import asc.lib.runtime as rt
 
 from .matmul_parts import calc_offsets, host_tiling
 
+pytestmark = pytest.mark.kernel
+
 BATCH_A = 2
 BATCH_B = 2
 BATCH = 2

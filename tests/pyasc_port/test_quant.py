@@ -9,6 +9,8 @@ import asc
 from asc.runtime import config
 import asc.lib.runtime as rt
 
+pytestmark = pytest.mark.kernel
+
 
 @asc.jit(kernel_type=config.KernelType.AIV_ONLY)
 def quant_kernel(src_gm: asc.GlobalAddress, dst_gm: asc.GlobalAddress, size: int, tmp_min_bytes: int,

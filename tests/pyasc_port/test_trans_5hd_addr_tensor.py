@@ -7,6 +7,8 @@ import asc.lib.runtime as rt
 
 import torch
 
+pytestmark = pytest.mark.kernel
+
 
 @asc.jit
 def transdata_to_5hd_kernel(src: asc.GlobalAddress, dst: asc.GlobalAddress,

@@ -7,6 +7,8 @@ import asc.lib.runtime as rt
 
 import torch
 
+pytestmark = pytest.mark.kernel
+
 
 @asc.jit
 def trans_5hd_tensor_list_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress,

@@ -7,6 +7,8 @@ import asc.lib.runtime as rt
 
 from .inputs import FLOATS
 
+pytestmark = pytest.mark.kernel
+
 
 @asc.jit
 def transpose_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress,

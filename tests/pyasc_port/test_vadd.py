@@ -7,6 +7,8 @@ import asc.lib.runtime as rt
 
 from .inputs import VADD_CASES, operand
 
+pytestmark = pytest.mark.kernel
+
 
 @asc.jit
 def vadd_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress, block_length: asc.ConstExpr[int],

@@ -8,6 +8,8 @@ import asc.runtime.config as config
 
 from .inputs import VADD_CASES, operand
 
+pytestmark = pytest.mark.kernel
+
 
 @asc.jit(kernel_type=config.KernelType.AIV_ONLY)
 def vadd_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress, block_length: asc.ConstExpr[int],

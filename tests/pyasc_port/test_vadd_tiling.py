@@ -10,6 +10,8 @@ from asc.language.core.struct import Field, Struct, StructField
 
 from .inputs import VADD_CASES, operand
 
+pytestmark = pytest.mark.kernel
+
 
 class BlockConfig(Struct):
     block_length = Field(dtype=KT.int32, default=0)

@@ -7,6 +7,8 @@ import asc.lib.runtime as rt
 
 from .inputs import VADD_CASES, operand, scalar_operand
 
+pytestmark = pytest.mark.kernel
+
 
 @asc.jit
 def vadds_kernel(x: asc.GlobalAddress, scalar, z: asc.GlobalAddress, block_length: asc.ConstExpr[int],

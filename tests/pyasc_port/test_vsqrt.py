@@ -5,6 +5,8 @@ import torch
 import asc
 import asc.lib.runtime as rt
 
+pytestmark = pytest.mark.kernel
+
 
 @asc.jit
 def vsqrt_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, block_length: asc.ConstExpr[int],
