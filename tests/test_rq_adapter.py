@@ -18,6 +18,7 @@ from ascrun.job_status import JobStatus
 from ascrun.server.store import rq_adapter
 
 pytestmark = pytest.mark.service
+
 UPGRADE = f"(rq {rq.__version__}; rq_adapter.py was written for 2.12.0)"
 
 
