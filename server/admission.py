@@ -17,7 +17,7 @@ from ..job_status import JobStatus
 from ..launch_checks import count_problem, string_problem
 from .errors import ApiError
 from .models import JobRequest
-from .settings import Settings
+from ..compiler.settings import ServiceSettings
 from .store.blobs import BlobStore
 from .store.jobs import JobStore
 from .store.pool import PoolView
@@ -27,7 +27,7 @@ SERVED_FOR_S = 1.0
 
 
 class Admission:
-    def __init__(self, jobs: JobStore, blobs: BlobStore, pool: PoolView, settings: Settings):
+    def __init__(self, jobs: JobStore, blobs: BlobStore, pool: PoolView, settings: ServiceSettings):
         self.jobs, self.blobs, self.pool, self.settings = jobs, blobs, pool, settings
         self._served_until: Dict[Tuple[str, Optional[str]], float] = {}  # (target, soc) -> until when it is
 

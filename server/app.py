@@ -20,7 +20,7 @@ from .errors import RESPONSES, error_response, handle_errors
 from .metrics.http import mount_metrics
 from .routers import blobs, jobs, pool
 from .routers.dashboard import router as dashboard_router
-from .settings import Settings
+from ..compiler.settings import ServiceSettings
 from .store.blobs import AsyncBlobStore, BlobStore
 from .store.ended import EndedJobs
 from .store.jobs import JobReader, JobStore
@@ -61,13 +61,13 @@ async def reap(reaper: Reaper) -> None:
             pass  # Redis is down: the requests say so; try again next round
 
 
-def create_app(settings: Optional[Settings] = None, tenants: Optional[Tenants] = None) -> FastAPI:
-    settings = settings or Settings.from_env()
+def create_app(settings: Optional[ServiceSettings] = None, tenants: Optional[Tenants] = None) -> FastAPI:
+    settings = settings or ServiceSettings.from_env()
     sync_redis = redis.Redis.from_url(settings.redis_url)
     async_redis = aioredis.Redis.from_url(settings.redis_url)
     job_store, blob_store = JobStore(sync_redis, settings), BlobStore(sync_redis, settings)
     pool_view = PoolView(sync_redis, settings)
-    service = Service(settings=settings, tenants=tenants or Tenants.from_env(), jobs=job_store,
+    service = Service(settings=settings, tenants=tenants or Tenants.from_settings(settings), jobs=job_store,
                       job_reader=JobReader(async_redis), blobs=blob_store,
                       async_blobs=AsyncBlobStore(async_redis, settings), pool=pool_view,
                       ended=EndedJobs(async_redis), admission=Admission(job_store, blob_store, pool_view, settings))

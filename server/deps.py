@@ -10,7 +10,7 @@ from fastapi import Header, Request
 from ..compiler.errors import Kind
 from .admission import Admission
 from .errors import ApiError
-from .settings import Settings
+from ..compiler.settings import ServiceSettings
 from .store.blobs import AsyncBlobStore, BlobStore
 from .store.ended import EndedJobs
 from .store.jobs import JobReader, JobStore
@@ -20,7 +20,7 @@ from .tenants import Tenant, Tenants
 
 @dataclass(frozen=True)
 class Service:
-    settings: Settings
+    settings: ServiceSettings
     tenants: Tenants
     jobs: JobStore  # blocking: routes FastAPI runs in its thread pool
     job_reader: JobReader  # async: the long polls

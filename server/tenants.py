@@ -15,9 +15,10 @@ import dataclasses
 import hashlib
 import hmac
 import json
-import os
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
+
+from ..compiler.settings import ServiceSettings
 
 OPEN_TENANT = "open"
 
@@ -55,17 +56,12 @@ class Tenants:
         self.count = len(tenants)
         self._open = Tenant(OPEN_TENANT, default_limits)
 
-    @staticmethod
-    def source() -> str:
-        """Where from_env reads the tenants: the file, ASCRUN_TENANTS, or nowhere (open mode)."""
-        return os.environ.get("ASCRUN_TENANTS_FILE") or ("ASCRUN_TENANTS" if os.environ.get("ASCRUN_TENANTS") else "")
-
     @classmethod
-    def from_env(cls) -> "Tenants":
-        path = os.environ.get("ASCRUN_TENANTS_FILE")
-        raw = os.environ.get("ASCRUN_TENANTS")
-        if path:
-            with open(path) as f:
+    def from_settings(cls, settings: ServiceSettings) -> "Tenants":
+        """The tenants file, else the tenants JSON, else open mode."""
+        raw = settings.tenants_json
+        if settings.tenants_file:
+            with open(settings.tenants_file) as f:
                 raw = f.read()
         return cls.from_json(json.loads(raw) if raw else {})
 

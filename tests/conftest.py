@@ -254,7 +254,7 @@ PAST_THE_END = (' (a device would go on past the end: bounds="warn", --ascrun-bo
                 'as it does)')
 
 
-# The pool's liveness in every stack the tests start (server/settings.py; production: beats every
+# The pool's liveness in every stack the tests start (compiler/settings.py; production: beats every
 # second, a job or worker silent 5 s is lost): a killed worker or a lost job is noticed in about a
 # second, so the tests of those wait that long, not five.
 LIVENESS_ENV = {"ASCRUN_JOB_HEARTBEAT": "0.2", "ASCRUN_JOB_HEARTBEAT_TTL": "1", "ASCRUN_UNQUEUED_GRACE": "1",
@@ -262,14 +262,11 @@ LIVENESS_ENV = {"ASCRUN_JOB_HEARTBEAT": "0.2", "ASCRUN_JOB_HEARTBEAT_TTL": "1", 
 
 
 def _liveness():
-    from unittest import mock
-
-    from ascrun.server.settings import Settings
-    with mock.patch.dict(os.environ, LIVENESS_ENV):
-        return Settings.from_env()
+    from ascrun.compiler.settings import ServiceSettings
+    return ServiceSettings.from_env({**os.environ, **LIVENESS_ENV})
 
 
-LIVENESS = _liveness()  # the Settings of the tests' stacks: what a test computes its deadlines from
+LIVENESS = _liveness()  # the settings of the tests' stacks: what a test computes its deadlines from
 
 
 @contextlib.contextmanager

@@ -297,7 +297,7 @@ def test_admission_is_atomic(pool, redis_url):
         assert len(accepted) == 8 and len(refused) == 32, [a.text for a in answers]
         assert all(m.endswith("the limit is 8 (max_active_jobs)") for m in refused), refused
         assert all(http.get(f"/v1/jobs/{job_id}").json()["status"] == "queued" for job_id in accepted)
-    jobs = JobStore(connection, ascrun.server.settings.Settings.from_env())
+    jobs = JobStore(connection, LIVENESS)
     for job_id in accepted:  # end them as the reaper would: the tenant's slots are free again
         assert jobs.fail(job_id, "unavailable", "ended by the test")
 
@@ -360,7 +360,7 @@ def test_a_job_that_ended_before_a_worker_took_it_runs_nothing(api, redis_url):
     from ascrun.server.workers.worker import AscrunWorker
     connection = redis.Redis.from_url(redis_url)
     record = _queued_for_sim(api, connection)
-    jobs = JobStore(connection, ascrun.server.settings.Settings.from_env())
+    jobs = JobStore(connection, LIVENESS)
     assert jobs.fail(record["id"], "unavailable", "reaped")
     failed = api.get(f"/v1/jobs/{record['id']}").json()
     AscrunWorker({"sim": {}}, LIVENESS, connection=connection, serializer=JSONSerializer,

@@ -16,6 +16,7 @@ from ascrun.compiler.targets import cann
 from ascrun.compiler.targets.cann import device as cann_device, jailed as cann_jailed, runner as cann_runner
 from ascrun.compiler.targets.cann import toolchain as cann_toolchain
 from ascrun.compiler.errors import KernelError
+from ascrun.compiler.settings import HostSettings
 from ascrun.compiler.frontend import ArgSpec
 from ascrun.compiler.targets.contract import RunResult
 from conftest import load_module
@@ -75,8 +76,9 @@ def test_bisheng_errors_without_temporary_paths():
 
 
 def test_dump_follows_ascendc_dump():
-    assert cann_toolchain.dump_enabled({}) and cann_toolchain.dump_enabled({"ASCENDC_DUMP": "TRUE"})
-    assert not cann_toolchain.dump_enabled({"ASCENDC_DUMP": "0"}) and not cann_toolchain.dump_enabled({"ASCENDC_DUMP": "false"})
+    dump = [HostSettings.from_env(environ).ascendc_dump for environ in ({}, {"ASCENDC_DUMP": "TRUE"},
+                                                                        {"ASCENDC_DUMP": "0"}, {"ASCENDC_DUMP": "false"})]
+    assert dump == [True, True, False, False]
 
 
 def test_argument_words_lay_out_as_pyasc_launcher():
@@ -172,7 +174,7 @@ def test_sim_toolchain_id_is_the_installation_s():
     assert chain.id == cann_toolchain.toolchain_id(cann_toolchain.cann_version(os.environ["ASCEND_HOME_PATH"]), chain.bisheng_version,
                                          chain.arch, chain.flags)
     caps = target.capabilities()
-    assert caps["socs"] == [os.environ.get(cann.SIM_SOC_ENV) or cann.DEFAULT_SIM_SOC]
+    assert caps["socs"] == [HostSettings.from_env().sim_soc]
     assert caps["cores"] > 0 and caps["kernel_types"] == list(cann_toolchain.KERNEL_TYPES) and caps["cann"]
 
 

@@ -180,12 +180,14 @@ def test_a_killed_build_leaves_no_compiler(add_example):
     assert not [p for p in seen if Path(f"/proc/{p}").exists()]
 
 
-def test_a_build_in_its_jail_is_the_same_library(add_example):
+@pytest.mark.parametrize("memory", [LIMITS["memory"], 0])  # ASCRUN_WORKER_MEMORY_BYTES=0: unlimited
+def test_a_build_in_its_jail_is_the_same_library(add_example, memory):
+    limits = dict(LIMITS, memory=memory)
     target = pipeline.get_target("cpu")
     result = target.frontend(collect(add_example.vadd_kernel), SPECS, {})
-    toolchain = cpu_jailed.JailedCpuToolchain(target.toolchain, LIMITS)
+    toolchain = cpu_jailed.JailedCpuToolchain(target.toolchain, limits)
     artifact = toolchain.build(result.source, result.kernel_name)
-    runners = cpu_jailed.JailedRunners(LIMITS).for_tenant("alice")
+    runners = cpu_jailed.JailedRunners(limits).for_tenant("alice")
     try:
         x, y = np.arange(8 * 2048, dtype=np.float32), np.ones(8 * 2048, np.float32)
         z = np.zeros_like(x)

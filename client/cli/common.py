@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any, Callable, Sequence, Tuple
 
 from ..compat.script import RemoteLaunches
 from ..compiler.errors import EXIT_KERNEL, EXIT_OK
+from ..compiler.settings import ClientSettings
 from ..compiler.targets import NAMES as TARGETS
 from ..compiler.targets.contract import BOUNDS, HAZARDS
 from ..service.client import Client
@@ -37,7 +37,8 @@ def parent_parsers() -> Tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     commands that launch kernels (exec, launch, bench)."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--url", help="the service (default: $ASCRUN_URL, else http://127.0.0.1:8000)")
-    common.add_argument("--token", default=os.environ.get("ASCRUN_TOKEN"), help="bearer token (default: $ASCRUN_TOKEN)")
+    common.add_argument("--token", default=ClientSettings.from_env().token,
+                        help="bearer token (default: $ASCRUN_TOKEN)")
     common.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     common.add_argument("--retries", type=int, default=6, help="tries again when the service is briefly away")
     launching = argparse.ArgumentParser(add_help=False)

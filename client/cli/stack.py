@@ -23,6 +23,7 @@ from typing import Any, List, Optional
 import httpx
 
 from ..compiler import targets
+from ..compiler.settings import ServiceSettings, redis_configured
 
 STOP_GRACE_S = 10
 READY_TIMEOUT_S = 60
@@ -76,7 +77,7 @@ def _signal_group(child: subprocess.Popen, sig: int) -> None:
 def redis_maxmemory() -> str:
     """ASCRUN_REDIS_MAXMEMORY (Redis' syntax: 4gb, 512mb, bytes), else a quarter of this host's RAM."""
     ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    return os.environ.get("ASCRUN_REDIS_MAXMEMORY") or str(ram // 4)
+    return ServiceSettings.from_env().redis_maxmemory or str(ram // 4)
 
 
 def redis_command(port: int, workdir: str) -> list:
@@ -132,7 +133,7 @@ def cmd_up(opts: argparse.Namespace) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="ascrun_up_") as workdir:
             env = os.environ.copy()
-            if not env.get("REDIS_URL"):
+            if not redis_configured(env):
                 env["REDIS_URL"] = _start_redis(stack, workdir)
             me = [sys.executable, "-m", "ascrun.cli"]
             port = opts.port or _free_port(opts.host)
@@ -166,8 +167,9 @@ def cmd_up(opts: argparse.Namespace) -> int:
 def _mode() -> str:
     """Which tenants the API server will have, as it will read them."""
     from ..server.tenants import Tenants
-    tenants = Tenants.from_env()
-    return "open mode: no tokens" if tenants.open_mode else f"{tenants.count} tenant(s) from {Tenants.source()}"
+    settings = ServiceSettings.from_env()
+    tenants = Tenants.from_settings(settings)
+    return "open mode: no tokens" if tenants.open_mode else f"{tenants.count} tenant(s) from {settings.tenants_source}"
 
 
 def cmd_server(opts: argparse.Namespace) -> int:
@@ -182,13 +184,13 @@ def cmd_worker(opts: argparse.Namespace) -> int:
     if opts.self_test:
         from ..server.workers.self_test import self_test
         return 0 if self_test(opts.target or ["cpu"], sys.stdout) else 1
-    from ..server.settings import Settings
+    settings = ServiceSettings.from_env()
     if opts.healthy:
         import socket
         import redis
         from ..server.store.pool import live_on_host
         try:
-            pool = redis.Redis.from_url(Settings.from_env().redis_url, socket_timeout=5)
+            pool = redis.Redis.from_url(settings.redis_url, socket_timeout=5)
             live = live_on_host(pool, socket.gethostname())
         except redis.RedisError as e:
             print(f"unhealthy: Redis: {e}")
@@ -197,13 +199,13 @@ def cmd_worker(opts: argparse.Namespace) -> int:
         return 0 if live else 1
     if opts.check_jail:
         from ..compiler.sandbox import check as jail_check
-        lines, contained = jail_check.check(Settings.from_env().redis_url)
+        lines, contained = jail_check.check(settings)
         print("\n".join(lines))
         print("every stage is contained as designed" if contained else "some stage is NOT contained: see FAIL above")
         return 0 if contained else 1
     from ..server.store.queues import STAGES
     from ..server.workers.worker import serve
-    serve(opts.target or ["cpu"], Settings.from_env(), burst=opts.burst, socs=opts.soc,
+    serve(opts.target or ["cpu"], settings, burst=opts.burst, socs=opts.soc,
           stages=[opts.only] if opts.only else STAGES)
     return 0
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import enum
 import importlib.abc
 import importlib.machinery
-import os
 import sys
 from dataclasses import dataclass, replace
 from typing import Any, Dict, Optional, Tuple
 
+from ..compiler.settings import HostSettings
 from .host_tiling_solver import Buffers, Request, Solution, split_cores, solve
 
 
@@ -515,7 +515,7 @@ HOST_NAMES = ("BatchMatmulTiling", "CubeFormat", "DataType", "DequantType", "Mat
 def cann_is_missing() -> bool:
     """pyasc builds its host library from $ASCEND_HOME_PATH (asc/lib/host/loader.py): without it
     the library cannot load."""
-    return not os.environ.get("ASCEND_HOME_PATH")
+    return not HostSettings.from_env().ascend_home
 
 
 def stand_in_for(host_module: Any) -> None:

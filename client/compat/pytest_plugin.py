@@ -17,12 +17,12 @@ each of its launches as a benchmark job and fails when a cycle gate fails (bench
 """
 from __future__ import annotations
 
-import os
 from typing import List
 
 import pytest
 
 from ..bench import MARKER, MARKER_HELP, MarkedBenchmark
+from ..compiler.settings import ClientSettings
 from ..compiler.targets import NAMES as TARGETS
 from ..compiler.targets.contract import BOUNDS, HAZARDS
 from ..service.client import Client
@@ -38,7 +38,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "no sim/npu worker)")
     group.addoption("--ascrun-soc", default=None,
                     help="SOC of every launch (default: on sim/npu, each test's config.set_platform SOC)")
-    group.addoption("--ascrun-token", default=os.environ.get("ASCRUN_TOKEN"),
+    group.addoption("--ascrun-token", default=ClientSettings.from_env().token,
                     help="bearer token (default: $ASCRUN_TOKEN)")
     group.addoption("--ascrun-bounds", default="fault", choices=BOUNDS,
                     help="fault (default): an access out of its operand fails the launch; warn: one the device "

@@ -10,23 +10,22 @@ still be working on it).
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import Any, Awaitable, Callable, Dict, Iterable, Iterator, Optional
 
 import httpx
 import tenacity
 
 from ..compiler.errors import Kind, ServiceUnreachable
+from ..compiler.settings import ClientSettings
 from .core import Exchange, Request, T
 
-DEFAULT_URL = "http://127.0.0.1:8000"
 RETRY_STATUSES = (502, 503, 504)
 UPLOAD_CHUNK = 1 << 20
 
 
 def service_url(url: Optional[str]) -> str:
     """`url`, else $ASCRUN_URL, else the local default; without a trailing slash."""
-    return (url or os.environ.get("ASCRUN_URL") or DEFAULT_URL).rstrip("/")
+    return (url or ClientSettings.from_env().url).rstrip("/")
 
 
 def pool_options(url: str, token: Optional[str], timeout: float) -> Dict[str, Any]:

@@ -13,7 +13,7 @@ from prometheus_fastapi_instrumentator import Instrumentator
 from prometheus_fastapi_instrumentator import metrics as http_metrics
 
 from ..routers import metrics as metrics_router
-from ..settings import Settings
+from ...compiler.settings import ServiceSettings
 from . import recorder
 from .scrape import PoolCollector
 
@@ -56,7 +56,7 @@ class BlobTransfers:
                                      time.perf_counter() - start, moved)
 
 
-def mount_metrics(app: FastAPI, settings: Settings, sync_redis: redis.Redis, async_redis: aioredis.Redis) -> None:
+def mount_metrics(app: FastAPI, settings: ServiceSettings, sync_redis: redis.Redis, async_redis: aioredis.Redis) -> None:
     """Instrument `app` and serve /metrics: on the API's port behind its tokens, or (metrics_port)
     on a port of its own without them, for an operator who keeps that port private."""
     registry = CollectorRegistry()

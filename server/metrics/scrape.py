@@ -10,7 +10,7 @@ from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
 from ...compiler.targets import NAMES as TARGETS
-from ..settings import Settings
+from ...compiler.settings import ServiceSettings
 from ..store.pool import PoolView
 from ..store.queues import STAGES
 from . import recorder
@@ -25,7 +25,7 @@ COUNTERS = {  # recorded series -> (metric name, help)
 class PoolCollector(Collector):
     """prometheus-client calls collect() at each scrape: nothing of the pool is kept in the API."""
 
-    def __init__(self, connection: redis.Redis, settings: Settings):
+    def __init__(self, connection: redis.Redis, settings: ServiceSettings):
         self.connection = connection
         self.pool = PoolView(connection, settings)
 

@@ -16,7 +16,7 @@ from ..deps import Service, service, tenant
 from ..store.ended import Waiter
 from ..errors import ApiError
 from ..models import JobList, JobRequest, JobResult
-from ..settings import Settings
+from ...compiler.settings import ServiceSettings
 from ..tenants import Tenant
 
 
@@ -85,7 +85,7 @@ def job_trace(svc: Service, job_id: str, who: Tenant) -> bytes:
     raise ApiError(Kind.NOT_FOUND, f"job {job_id} has no trace: {why}")
 
 
-def router(settings: Settings) -> APIRouter:
+def router(settings: ServiceSettings) -> APIRouter:
     """The routes; a function of the settings, as the cap on `wait` is part of the OpenAPI schema."""
     routes = APIRouter(tags=["jobs"])
     wait_query = dict(ge=0, le=settings.max_wait_s)

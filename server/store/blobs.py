@@ -13,7 +13,7 @@ from typing import AsyncIterator, List, Optional, Sequence, Tuple
 import redis
 import redis.asyncio as aioredis
 
-from ..settings import Settings
+from ...compiler.settings import ServiceSettings
 from .keys import blob_chunk_key, blob_key, tenant_key, upload_key
 
 BLOB_CHUNK_BYTES = 64 << 20
@@ -65,7 +65,7 @@ def commit_blob_args(tenant: str, digest: str, upload_id: str, size: int, ttl: i
 
 
 class BlobStore:
-    def __init__(self, connection: redis.Redis, settings: Settings):
+    def __init__(self, connection: redis.Redis, settings: ServiceSettings):
         self.connection = connection
         self.settings = settings
 
@@ -142,7 +142,7 @@ class Upload:
 
 
 class AsyncBlobStore:
-    def __init__(self, connection: aioredis.Redis, settings: Settings):
+    def __init__(self, connection: aioredis.Redis, settings: ServiceSettings):
         self.connection = connection
         self.settings = settings
         self.commit_blob = connection.register_script(COMMIT_BLOB)

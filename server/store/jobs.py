@@ -15,7 +15,7 @@ import redis.asyncio as aioredis
 from ...compiler.errors import Kind
 from ...job_status import TERMINAL, JobStatus, may_move
 from ..metrics import recorder
-from ..settings import Settings
+from ...compiler.settings import ServiceSettings
 from .cache import RedisCache
 from .keys import (QUEUED, STARTED, alive_key, done_channel, files_key, final_key, idempotency_key, inputs_key,
                    job_key, spec_key, tenant_key, trace_key)
@@ -98,7 +98,7 @@ return {'admitted'}
 class JobStore:
     """Synchronous access for workers and the server's blocking routes."""
 
-    def __init__(self, connection: redis.Redis, settings: Settings):
+    def __init__(self, connection: redis.Redis, settings: ServiceSettings):
         self.connection = connection
         self.settings = settings
         self._finish = connection.register_script(FINISH_LUA)

@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import redis
 
-from ..settings import Settings
+from ...compiler.settings import ServiceSettings
 from .keys import capabilities_key, workers_key
 from .queues import STAGES, depths, queue_depth
 
@@ -68,7 +68,7 @@ class PoolView:
     """What the API (and a run worker looking for a build worker) tells of the pool: the live
     workers of each target, SOC and stage, its queues."""
 
-    def __init__(self, connection: redis.Redis, settings: Settings):
+    def __init__(self, connection: redis.Redis, settings: ServiceSettings):
         self.connection = connection
         self.worker_ttl_s = settings.worker_ttl_s
 

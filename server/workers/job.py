@@ -25,7 +25,7 @@ from ...compiler.frontend import ArgSpec, param_names
 from ...compiler.sandbox.frontend import JailedFrontend
 from ...compiler.sandbox.jail import Deadline
 from ...job_status import JobStatus
-from ..settings import Settings
+from ...compiler.settings import ServiceSettings
 from ..store import rq_adapter
 from ..store.blobs import BlobStore
 from ..store.cache import RedisCache
@@ -41,9 +41,9 @@ class JailedTarget:
     """The target's stages in jails; one per worker process, its jails reused across jobs. A
     worker serving only the run stage starts no frontend and builds nothing."""
 
-    def __init__(self, name: str, settings: Settings, stages: Sequence[str] = STAGES, socs: Sequence[str] = ()):
-        memory = settings.worker_memory_bytes or (64 << 30)
-        limits = {"memory": memory, "files": settings.worker_max_files, "cpu": settings.max_job_timeout_s + 30}
+    def __init__(self, name: str, settings: ServiceSettings, stages: Sequence[str] = STAGES, socs: Sequence[str] = ()):
+        limits = {"memory": settings.worker_memory_bytes, "files": settings.worker_max_files,  # memory 0: unlimited
+                  "cpu": settings.max_job_timeout_s + 30}
         # a worker runs no tenant code outside a jail
         self.target = targets.jailed(name, limits, runs="run" in stages, socs=socs)
         self.name = name
@@ -73,12 +73,15 @@ class JailedTarget:
 
 
 SERVING: Dict[str, JailedTarget] = {}  # target name -> its stages, in this worker process
+SETTINGS = ServiceSettings()  # this worker process's (serve_targets: the one worker.serve read)
 
 
-def serve_targets(names: Sequence[str], stages: Sequence[str], socs: Sequence[str] = ()) -> List[JailedTarget]:
+def serve_targets(names: Sequence[str], settings: ServiceSettings, stages: Sequence[str],
+                  socs: Sequence[str] = ()) -> List[JailedTarget]:
     """The targets this worker process serves, with the stages it serves of each (fails now, not
     per job, if a toolchain is missing)."""
-    settings = Settings.from_env()
+    global SETTINGS
+    SETTINGS = settings
     for name in names:
         SERVING[name] = JailedTarget(name, settings, stages, socs)
     return [SERVING[name] for name in names]
@@ -86,17 +89,17 @@ def serve_targets(names: Sequence[str], stages: Sequence[str], socs: Sequence[st
 
 @functools.lru_cache(maxsize=None)
 def _store(connection: redis.Redis) -> JobStore:
-    return JobStore(connection, Settings.from_env())
+    return JobStore(connection, SETTINGS)
 
 
 @functools.lru_cache(maxsize=None)
 def _blobs(connection: redis.Redis) -> BlobStore:
-    return BlobStore(connection, Settings.from_env())
+    return BlobStore(connection, SETTINGS)
 
 
 @functools.lru_cache(maxsize=None)
 def _pool(connection: redis.Redis) -> PoolView:
-    return PoolView(connection, Settings.from_env())
+    return PoolView(connection, SETTINGS)
 
 
 @functools.lru_cache(maxsize=None)

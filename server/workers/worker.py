@@ -17,7 +17,7 @@ from typing import Dict, Sequence
 import redis
 from rq.worker import RoundRobinWorker, WorkerStatus
 
-from ..settings import Settings
+from ...compiler.settings import ServiceSettings
 from ..store import rq_adapter
 from ..store.pool import worker_beat, worker_gone
 from ..store.queues import STAGES, queue_name, served_queues
@@ -37,7 +37,7 @@ class AscrunWorker(RoundRobinWorker):
     _suspension_checked = float("-inf")
     _queues_read = float("-inf")
 
-    def __init__(self, served: Dict[str, Dict], settings: Settings, *args, **kwargs):
+    def __init__(self, served: Dict[str, Dict], settings: ServiceSettings, *args, **kwargs):
         self.served = served  # target -> its capabilities, "socs" among them
         self.queue_refresh_s = settings.queue_refresh_s
         super().__init__(self._queue_names(kwargs["connection"]), *args, **kwargs)
@@ -118,9 +118,9 @@ def capabilities(target: "job.JailedTarget", socs: Sequence[str]) -> Dict:
     return dict(said, socs=sorted(said.get("socs") or set(socs)), stages=list(target.stages))
 
 
-def serve(targets: Sequence[str], settings: Settings, burst: bool = False, name: str | None = None,
+def serve(targets: Sequence[str], settings: ServiceSettings, burst: bool = False, name: str | None = None,
           socs: Sequence[str] = (), stages: Sequence[str] = STAGES) -> None:
-    jailed = job.serve_targets(targets, stages, socs)
+    jailed = job.serve_targets(targets, settings, stages, socs)
     for target in jailed:
         target.start()
     served = {target.name: capabilities(target, socs) for target in jailed}
@@ -150,7 +150,7 @@ def serve(targets: Sequence[str], settings: Settings, burst: bool = False, name:
             target.close()
 
 
-def _start_heartbeat(connection: redis.Redis, served: Dict[str, Dict], name: str, settings: Settings):
+def _start_heartbeat(connection: redis.Redis, served: Dict[str, Dict], name: str, settings: ServiceSettings):
     """Say every settings.worker_beat_s what this worker serves (store.pool.live_workers counts it);
     returns the function that stops beating and deregisters."""
     done = threading.Event()

@@ -7,6 +7,8 @@ from pathlib import Path
 from collections import OrderedDict
 from typing import Optional, Protocol
 
+from .settings import ClientSettings
+
 
 class Cache(Protocol):
     def get(self, key: str) -> Optional[bytes]: ...
@@ -22,9 +24,7 @@ class DiskCache:
 
     @classmethod
     def default(cls) -> "DiskCache":
-        root = os.environ.get("ASCRUN_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or
-                                                          Path.home() / ".cache") / "ascrun"
-        return cls(root)
+        return cls(ClientSettings.from_env().cache_dir)
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / key

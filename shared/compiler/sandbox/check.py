@@ -9,6 +9,7 @@ import uuid
 from typing import Any, Dict, List, Tuple
 from urllib.parse import urlparse
 
+from ..settings import ServiceSettings
 from ..targets.cpu.toolchain import CpuToolchain
 from . import confine
 from .bwrap import command, popen
@@ -51,10 +52,10 @@ JAIL_ENVIRONMENT = {"HOME", "LC_CTYPE", "PATH", "PWD", "TMPDIR"}  # what bwrap, 
 BUILD_ALLOWED = {"fork": "allowed", "exec": "allowed", "signal everyone": "allowed"}  # the compiler's own processes
 
 
-def check(redis_url: str) -> Tuple[List[str], bool]:
+def check(settings: ServiceSettings) -> Tuple[List[str], bool]:
     """Real probes in real jails, one per stage profile: (report lines, all contained)."""
-    redis = urlparse(redis_url)
-    secrets = [p for p in (os.environ.get("ASCRUN_TENANTS_FILE"),) if p]
+    redis = urlparse(settings.redis_url)
+    secrets = [p for p in (settings.tenants_file,) if p]
     # a host path: the jail may see a folder of that name in its own scratch (bwrap makes mount
     # points there), so what counts is that nothing appears on the host
     marker = f"{os.getcwd()}/ascrun-jail-probe-{uuid.uuid4().hex[:8]}"

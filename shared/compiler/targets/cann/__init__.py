@@ -4,25 +4,22 @@ pyasc's runtime in a device process (device.py, driven by runner.py); in a worke
 """
 from __future__ import annotations
 
-import os
 import shutil
 from typing import Dict, Sequence
 
 from ...errors import KernelError
+from ...settings import HostSettings
 from ..contract import Target
-from .jailed import SIM_SOC_ENV, JailedCannToolchain
+from .jailed import JailedCannToolchain
 from .runner import CannRunner
 from .toolchain import KERNEL_TYPES, CannToolchain, cann_release
 
-DEFAULT_SIM_SOC = "Ascend910B1"
-
-
 def missing_cann() -> str | None:
     """Why this host cannot build for CANN, or None."""
-    home = os.environ.get("ASCEND_HOME_PATH")
-    if not home:
+    host = HostSettings.from_env()
+    if not host.ascend_home:
         return "ASCEND_HOME_PATH is not set"
-    if not (os.environ.get("PYASC_COMPILER") or shutil.which("bisheng")):
+    if not (host.pyasc_compiler or shutil.which("bisheng")):
         return "bisheng is not on PATH (nor PYASC_COMPILER set)"
     return None
 
@@ -73,7 +70,7 @@ class SimTarget(CannTarget):
     backend = "Model"
 
     def _soc(self) -> str:
-        return os.environ.get(SIM_SOC_ENV) or DEFAULT_SIM_SOC
+        return HostSettings.from_env().sim_soc
 
 
 class NpuTarget(CannTarget):

@@ -16,10 +16,9 @@ from ...sandbox.jail import (MAX_ARTIFACT_BYTES, JailCrashed, JailedToolchain, J
                              kernel_error, out_of_protocol)
 from .toolchain import ARTIFACT_MAGIC, CannToolchain
 
-SIM_SOC_ENV = "ASCRUN_SIM_SOC"  # the simulated SoC; pyasc's Model default otherwise
 # What a CANN stage's jail sees besides Python and ascrun: the installation read-only, the NPU's
 # device nodes (npu only), and these variables of the worker's environment (never its secrets).
-JAIL_VARIABLES = ("PYASC_COMPILER", "PYASC_LINKER", "LD_LIBRARY_PATH", "LD_PRELOAD", SIM_SOC_ENV, "ASCENDC_DUMP")
+JAIL_VARIABLES = ("PYASC_COMPILER", "PYASC_LINKER", "LD_LIBRARY_PATH", "LD_PRELOAD", "ASCRUN_SIM_SOC", "ASCENDC_DUMP")
 NPU_DEVICES = ("/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")
 DRIVER_PATHS = ("/usr/local/Ascend/driver", "/etc/ascend_install.info")  # the NPU driver's libraries and version
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Sequence
 
 from ...errors import KernelError, KernelRuntimeError
+from ...settings import HostSettings
 from ...sandbox import bwrap
 from ...sandbox.framing import read_message, write_message
 from ...sandbox.jail import Deadline
@@ -72,7 +73,7 @@ class CannRunner:
 
     def _start(self) -> None:
         import importlib.util
-        home = os.environ["ASCEND_HOME_PATH"]
+        home = HostSettings.from_env().ascend_home
         soc = self.requested_soc or ""  # "": the NPU's own
         env = device_env(os.environ, self.backend, home, soc, importlib.util.find_spec("torch_npu") is not None)
         # an NPU's runtime stops a hung kernel itself; camodel is left to this process's deadline

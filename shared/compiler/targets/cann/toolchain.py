@@ -12,10 +12,11 @@ import re
 import subprocess
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Dict, Mapping, Sequence, Tuple
+from typing import Any, Dict, Sequence, Tuple
 
 from ... import frontend
 from ...errors import BuildError, KernelError, KernelRuntimeError
+from ...settings import HostSettings
 from ..contract import Toolchain, compiler_diagnostics
 
 KERNEL_TYPES = ("AIV_ONLY", "MIX_AIC_1_2", "AIC_ONLY")  # what pyasc's Compiler.run_passes chooses from
@@ -56,11 +57,6 @@ def prints(source: str) -> bool:
     return bool(_PRINTS.search(source))
 
 
-def dump_enabled(environ: Mapping[str, str]) -> bool:
-    """pyasc compiles printing in unless ASCENDC_DUMP says otherwise."""
-    return str(environ.get("ASCENDC_DUMP", "True")).lower() == "true"
-
-
 def bisheng_diagnostics(message: str) -> str:
     """pyasc's compile error, its lines with "error" first, without its temporary folder (gone
     by now) in every path."""
@@ -96,9 +92,9 @@ class CannToolchain(Toolchain):
         targets = [CompilationTarget.get(KernelType[t], probe.platform) for t in KERNEL_TYPES]
         self.arch = ",".join(sorted({a for t in targets for a in (t.common_arch, t.vec_arch, t.cube_arch) if a}))
         self.flags = [*targets[0].common_options, f"-O{probe.options.opt_level}",
-                      f"auto_sync={probe.options.auto_sync}", f"ASCENDC_DUMP={dump_enabled(os.environ)}",
+                      f"auto_sync={probe.options.auto_sync}", f"ASCENDC_DUMP={HostSettings.from_env().ascendc_dump}",
                       f"pyasc={frontend.pyasc_version()}", f"platform={self.platform.value}"]
-        self.cann_version = cann_version(os.environ["ASCEND_HOME_PATH"])
+        self.cann_version = cann_version(HostSettings.from_env().ascend_home)
 
     @cached_property
     def bisheng_version(self) -> str:
@@ -117,7 +113,7 @@ class CannToolchain(Toolchain):
         rt.set_soc_version(Platform(self.soc))
         compiler = Compiler(CompileOptions(kernel_type=KernelType[kernel_type]))
         # what Compiler.run does after the translation (the frontend ran that part)
-        compiler.enable_debug = prints(source) and dump_enabled(os.environ)
+        compiler.enable_debug = prints(source) and HostSettings.from_env().ascendc_dump
         if compiler.enable_debug:
             source = compiler._gen_init_dump_code(source, kernel_name)
         try:

@@ -44,7 +44,8 @@ class JailedCpuToolchain(JailedToolchain):
         limits = self.limits
 
         def limit():  # in the child before bwrap starts: every process of the jail inherits them
-            resource.setrlimit(resource.RLIMIT_AS, (limits["memory"], limits["memory"]))
+            if limits["memory"] > 0:  # 0: unlimited
+                resource.setrlimit(resource.RLIMIT_AS, (limits["memory"], limits["memory"]))
             resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu"], limits["cpu"]))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
             resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_ARTIFACT_BYTES, MAX_ARTIFACT_BYTES))

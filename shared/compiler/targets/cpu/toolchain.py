@@ -14,6 +14,7 @@ from functools import cached_property
 from pathlib import Path
 
 from ...errors import BuildError
+from ...settings import HostSettings
 from ...tempdir import private_temp_dir, runtime_temp_dir
 from ..contract import Toolchain, compiler_diagnostics
 
@@ -36,7 +37,7 @@ class CpuToolchain(Toolchain):
     target = "cpu"
 
     def __init__(self, cxx: str | None = None):
-        name = cxx or os.environ.get("CXX") or "c++"
+        name = cxx or HostSettings.from_env().cxx
         path = shutil.which(name)
         if path is None:
             raise BuildError(f"C++ compiler '{name}' not found: install g++ or clang++, or set CXX")
