@@ -15,22 +15,19 @@ import httpx
 
 from ..bench import Benchmark, policy_json
 from ..result import LaunchResult
-from .core import POLL_S, Exchange, OnUpload, Request, ServiceApi, T
+from .core import POLL_S, Exchange, OnUpload, Request, T
 from .handle import AsyncLaunchHandle
-from .http import pool_options, retry_policy, run_async, run_blocking, send_async, service_url
+from .http import BaseClient, run_async, run_blocking, send_async
 from .submission import submission, with_benchmark
 
 
-class AsyncClient:
+class AsyncClient(BaseClient):
     """One async connection pool to one service; the same arguments and retry policy as Client."""
 
     def __init__(self, url: Optional[str] = None, token: Optional[str] = None, timeout: float = 60.0,
                  retries: int = 6):
-        self.url = service_url(url)
-        self.retries = retries
-        self._api = ServiceApi()
-        self._retry = retry_policy(retries)
-        self._http = httpx.AsyncClient(**pool_options(self.url, token, timeout))
+        super().__init__(url, token, timeout, retries)
+        self._http = httpx.AsyncClient(**self._pool)
         # a LaunchResult's `source` and `trace` are plain properties: read with a blocking request of their own
         self._fetch = functools.partial(run_blocking, url=self.url, token=token, timeout=timeout, retries=retries)
 

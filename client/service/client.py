@@ -16,23 +16,20 @@ import httpx
 from ..bench import Benchmark, policy_json
 from ..compiler.targets.contract import check_bounds, check_hazards
 from ..result import LaunchResult
-from .core import POLL_S, Exchange, OnUpload, Request, ServiceApi, T
+from .core import POLL_S, Exchange, OnUpload, Request, T
 from .handle import LaunchHandle
-from .http import pool_options, retry_policy, run, send, service_url
+from .http import BaseClient, run, send
 from .submission import submission, with_benchmark
 
 
-class Client:
+class Client(BaseClient):
     """One connection pool to one service. `timeout` bounds each HTTP request; `retries` is how
     often an unreachable or briefly unavailable (502/503/504) service is tried again."""
 
     def __init__(self, url: Optional[str] = None, token: Optional[str] = None, timeout: float = 60.0,
                  retries: int = 6):
-        self.url = service_url(url)
-        self.retries = retries
-        self._api = ServiceApi()
-        self._retry = retry_policy(retries)
-        self._http = httpx.Client(**pool_options(self.url, token, timeout))
+        super().__init__(url, token, timeout, retries)
+        self._http = httpx.Client(**self._pool)
 
     def __enter__(self) -> "Client":
         return self

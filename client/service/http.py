@@ -17,7 +17,7 @@ import tenacity
 
 from ..compiler.errors import Kind, ServiceUnreachable
 from ..compiler.settings import ClientSettings
-from .core import Exchange, Request, T
+from .core import Exchange, Request, ServiceApi, T
 
 RETRY_STATUSES = (502, 503, 504)
 UPLOAD_CHUNK = 1 << 20
@@ -81,6 +81,18 @@ async def send_async(http: httpx.AsyncClient, retry: Dict[str, Any], url: str, r
             content=None if stream is None else AsyncUpload(stream), **request_options(request))
     except httpx.TransportError as e:
         raise transport_error(url, request, e) from None
+
+
+class BaseClient:
+    """What Client and AsyncClient share (as httpx's BaseClient): the service, the token, the
+    timeout of each request and the retry policy, and the sans-IO core that makes their requests."""
+
+    def __init__(self, url: Optional[str], token: Optional[str], timeout: float, retries: int):
+        self.url = service_url(url)
+        self.retries = retries
+        self._api = ServiceApi()
+        self._retry = retry_policy(retries)
+        self._pool = pool_options(self.url, token, timeout)  # the shell's connection pool takes them
 
 
 def run(exchange: Exchange[T], send_one: Callable[[Request], httpx.Response]) -> T:
