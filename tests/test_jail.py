@@ -65,10 +65,13 @@ def test_python_stage_is_contained(profile, redis_port, tmp_path, monkeypatch):
     assert not (tmp_path / "x").exists()
 
 
+SECRET = "ascrun-secret-4f1d9c"  # in the broker's environment only
+
+
 def _hostile_artifact(marker: Path) -> bytes:
     out = marker.parent / "attacks.so"
-    subprocess.run(["c++", "-O1", "-shared", "-fPIC", f'-DMARKER="{marker}"', "-o", str(out), str(HOSTILE)],
-                   check=True)
+    subprocess.run(["c++", "-O1", "-shared", "-fPIC", "-pthread", f'-DMARKER="{marker}"', f'-DSECRET="{SECRET}"',
+                    "-o", str(out), str(HOSTILE)], check=True)
     return out.read_bytes()
 
 
@@ -79,7 +82,8 @@ def _attack(runners, artifact: bytes, mode: int, timeout_s: float = 30) -> str:
     return f"{failed.value.kind}: {failed.value}"
 
 
-def test_hostile_native_code_in_a_run_jail(tmp_path):
+def test_hostile_native_code_in_a_run_jail(tmp_path, monkeypatch):
+    monkeypatch.setenv("REDIS_URL", f"redis://:{SECRET}@127.0.0.1:6379/0")  # what a worker's environment holds
     marker = tmp_path / "marker"
     marker.write_text("")  # readable by everyone outside: the jail still cannot see it
     os.chmod(tmp_path, 0o755)
@@ -91,7 +95,7 @@ def test_hostile_native_code_in_a_run_jail(tmp_path):
         runners.for_tenant("mallory")._jail().artifacts[hashlib.sha256(artifact).hexdigest()] = True
         assert _attack(runners, artifact, 0) == "runtime_error: ok"
         first = runners.jails["mallory"].process.pid
-        said = {mode: _attack(runners, artifact, mode) for mode in (2, 3, 4, 5, 6, 7, 8, 9, 10)}
+        said = {mode: _attack(runners, artifact, mode) for mode in (2, 3, 4, 5, 6, 7, 8, 9, 10, 12)}
         assert said == {
             2: "runtime_error: read /etc/passwd: refused: No such file or directory",
             3: f"runtime_error: read {marker}: refused: No such file or directory",
@@ -102,6 +106,7 @@ def test_hostile_native_code_in_a_run_jail(tmp_path):
             8: "runtime_error: inherited fds: refused: Bad file descriptor",
             9: "runtime_error: socket: refused: Operation not permitted",
             10: "runtime_error: read /proc/self/environ: allowed",  # its own, empty environment
+            12: "runtime_error: secret found nowhere",  # bwrap, pid 1 there, was started without it too
         }
         assert runners.jails["mallory"].process.pid == first  # the tenant's jail, reused
         assert not marker.exists()
@@ -117,6 +122,12 @@ def test_hostile_native_code_in_a_run_jail(tmp_path):
         assert _attack(runners, artifact, 11, timeout_s=1) == \
             "timeout: the job ran longer than its 1 s timeout and was stopped"
         assert spinning.poll() is not None and "mallory" not in runners.jails
+        assert _attack(runners, artifact, 0) == "runtime_error: ok"
+
+        # a thread left running after its launch: the jail is stopped, nothing of it runs on
+        leaving = runners.jails["mallory"].process
+        assert _attack(runners, artifact, 13) == "runtime_error: a thread left spinning"
+        assert leaving.poll() is not None and "mallory" not in runners.jails
         assert _attack(runners, artifact, 0) == "runtime_error: ok"
 
         # another tenant never gets this tenant's process
@@ -199,8 +210,9 @@ def test_a_build_in_its_jail_is_the_same_library(add_example, memory):
 
 
 def test_a_run_jail_is_retired_before_its_lifetime_cpu_limit_could_end_a_job(add_example):
-    """RLIMIT_CPU counts a warm run jail's whole life: each reply says its CPU time so far, and a
-    jail whose remaining budget is shorter than the next job's deadline is replaced first."""
+    """RLIMIT_CPU counts a warm run jail's whole life: the broker reads its CPU time so far from /proc
+    after each launch, and a jail whose remaining budget is shorter than the next job's deadline is
+    replaced first."""
     target = pipeline.get_target("cpu")
     result = target.frontend(collect(add_example.vadd_kernel), SPECS, {})
     artifact = target.toolchain.build(result.source, result.kernel_name)
@@ -210,10 +222,11 @@ def test_a_run_jail_is_retired_before_its_lifetime_cpu_limit_could_end_a_job(add
         runners.deadline = jail.Deadline(30)
         runners.run(artifact, 8, result.params, result.kernel_args, [x, y, np.zeros_like(x), 2048])
         first = runners.jails["alice"]
-        assert 0 < first.cpu_s < 30  # what the jail said, importing numpy and running the kernel
+        assert 0 < first.cpu_s < 30  # importing numpy and running the kernel
         runners.run(artifact, 8, result.params, result.kernel_args, [x, y, np.zeros_like(x), 2048])
         assert runners.jails["alice"] is first  # 30 s of deadline still fit in its 60 s
-        first.cpu_s = LIMITS["cpu"] - 29  # as if it had run long kernels: 30 s no longer fit
+        runners.limits = dict(LIMITS, cpu=int(first.cpu_s) + 30)  # as if it had run long kernels: 30 s no longer fit
+        runners.deadline = jail.Deadline(30)
         z = np.zeros_like(x)
         runners.run(artifact, 8, result.params, result.kernel_args, [x, y, z, 2048])
         np.testing.assert_array_equal(z, x + y)

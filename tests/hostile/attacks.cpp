@@ -6,13 +6,18 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <dirent.h>
 #include <string>
 #include <sys/socket.h>
+#include <thread>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef MARKER
 #define MARKER "/nonexistent"
+#endif
+#ifndef SECRET
+#define SECRET "no secret given"
 #endif
 
 struct AscrunReport {
@@ -50,6 +55,28 @@ static int fork_bomb() {
     return 0;
 }
 
+// Every environment and command line this process can see (/proc/*/environ, /proc/*/cmdline):
+// where SECRET appears, or "nowhere".
+static std::string find_secret() {
+    std::string found;
+    DIR* proc = opendir("/proc");
+    if (proc == nullptr) return "no /proc";
+    for (dirent* entry; (entry = readdir(proc)) != nullptr;) {
+        if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+        for (const char* file : {"environ", "cmdline"}) {
+            std::string path = std::string("/proc/") + entry->d_name + "/" + file, text;
+            int fd = open(path.c_str(), O_RDONLY);
+            if (fd < 0) continue;
+            char buffer[4096];
+            for (ssize_t got; (got = read(fd, buffer, sizeof buffer)) > 0;) text.append(buffer, got);
+            close(fd);
+            if (text.find(SECRET) != std::string::npos) found += (found.empty() ? "" : " ") + path;
+        }
+    }
+    closedir(proc);
+    return found.empty() ? "nowhere" : found;
+}
+
 extern "C" {
 const char* ascrun_signature(void) { return "int32"; }
 uint32_t ascrun_abi_version(void) { return 3; }
@@ -72,6 +99,8 @@ int ascrun_launch(uint32_t, void** args, void*, uint32_t, uint32_t, uint32_t, ui
         case 9: said = outcome("socket", socket(AF_INET, SOCK_STREAM, 0)); break;
         case 10: said = outcome("read /proc/self/environ", read_file("/proc/self/environ")); break;
         case 11: for (;;) {} break;  // spins past any timeout
+        case 12: said = "secret found " + find_secret(); break;
+        case 13: std::thread([] { for (;;) {} }).detach(); said = "a thread left spinning"; break;
     }
     snprintf(err, cap, "%s", said.c_str());
     return 1;

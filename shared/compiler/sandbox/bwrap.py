@@ -17,7 +17,7 @@ import subprocess
 import sys
 import sysconfig
 from pathlib import Path
-from typing import Dict, List, Mapping, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Mapping, NamedTuple, Sequence, Tuple
 
 from ..errors import KernelError
 
@@ -25,6 +25,7 @@ JAIL_UID = 65534 if os.getuid() == 0 else os.getuid()  # nobody, when the broker
 JAIL_GID = 65534 if os.getuid() == 0 else os.getgid()
 SCRATCH = "/tmp"
 SCRATCH_BYTES = 512 << 20  # a tmpfs is memory: bounded, so a jail cannot fill the host's RAM through it
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def bwrap() -> str:
@@ -129,8 +130,37 @@ def _as_jail_user(groups: Sequence[int]) -> Dict:
 
 def popen(cmd: Sequence[str], groups: Sequence[int] = (), **kwargs) -> subprocess.Popen:
     """Start a jail; only its pipes are inherited (close_fds). `groups`: supplementary groups of
-    the jail's user (the group that owns an NPU's device nodes)."""
-    return subprocess.Popen(list(cmd), close_fds=True, start_new_session=True, **_as_jail_user(groups), **kwargs)
+    the jail's user (the group that owns an NPU's device nodes). bwrap itself starts with an empty
+    environment: it is pid 1 in the jail, where /proc/1/environ is readable (--clearenv clears only
+    its child's, which gets what the command line sets)."""
+    return subprocess.Popen(list(cmd), close_fds=True, start_new_session=True, env={}, **_as_jail_user(groups),
+                            **kwargs)
+
+
+class Usage(NamedTuple):
+    threads: FrozenSet[int]  # every thread id of every process of the jail (bwrap's own included)
+    cpu_s: float  # their CPU time so far
+
+
+def usage(process: subprocess.Popen) -> Usage:
+    """What the jail `process` (its bwrap) runs now, read from /proc outside it: a jail cannot hide
+    a thread or a process from this, nor say anything about it."""
+    threads, cpu_s, todo = set(), 0.0, [process.pid]
+    while todo:
+        pid = todo.pop()
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            tids = os.listdir(f"/proc/{pid}/task")
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            continue  # it ended meanwhile
+        cpu_s += (int(stat[11]) + int(stat[12])) / CLOCK_TICKS  # utime, stime: fields 14 and 15
+        for tid in tids:
+            threads.add(int(tid))
+            try:
+                todo += [int(child) for child in Path(f"/proc/{pid}/task/{tid}/children").read_text().split()]
+            except FileNotFoundError:
+                pass
+    return Usage(frozenset(threads), cpu_s)
 
 
 def kill(process: subprocess.Popen) -> None:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ...errors import KernelError
 from ...sandbox import confine
-from ...sandbox.bwrap import SCRATCH, command, kill, popen
+from ...sandbox.bwrap import SCRATCH, command, kill, popen, usage
 from ...sandbox.framing import MAX_HEADER_BYTES, read_message, write_all, write_message
 from ...sandbox.inside import BROKER_REQUEST_CAP, STDIN, STDOUT
 from ...sandbox.jail import (MAX_ARTIFACT_BYTES, Deadline, JailCrashed, JailedToolchain, JailTimeout, PythonJail,
@@ -25,6 +25,7 @@ from ..contract import RunResult
 from .runner import CpuRunner
 
 RUN_JAIL_ARTIFACTS = 8  # artifacts a run jail keeps, so that a tenant's repeated launch sends none
+IDLE_CPU_S = 0.05  # what a run jail may spend between two launches (an idle one spends none)
 
 
 class JailedCpuToolchain(JailedToolchain):
@@ -80,7 +81,8 @@ class JailedCpuToolchain(JailedToolchain):
 
 class JailedRunners:
     """A runner jail per tenant, reused for that tenant's next job only; the least recently used
-    goes when there are more than `size`."""
+    goes when there are more than `size`. A jail is reused only if nothing of the last launch
+    still runs in it: no thread it did not have when it started, no CPU spent while idle."""
 
     def __init__(self, limits: Dict, size: int = 4):
         self.limits = limits
@@ -95,9 +97,12 @@ class JailedRunners:
 
     def _jail(self) -> PythonJail:
         jail_ = self.jails.pop(self.tenant, None)
-        if jail_ is not None and jail_.cpu_s + self.deadline.left() >= self.limits["cpu"]:
-            jail_.close()  # its RLIMIT_CPU (a limit on its whole life) could end this job: a fresh one
-            jail_ = None
+        if jail_ is not None:
+            now = usage(jail_.process)
+            # its RLIMIT_CPU (a limit on its whole life) could end this job, or it ran while idle
+            if now.cpu_s + self.deadline.left() >= self.limits["cpu"] or now.cpu_s - jail_.cpu_s > IDLE_CPU_S:
+                jail_.close()
+                jail_ = None
         if jail_ is None or not jail_.alive:
             jail_ = PythonJail("run", self.limits)
         self.jails[self.tenant] = jail_  # most recent last
@@ -130,14 +135,15 @@ class JailedRunners:
         if reply.get("need_artifact"):  # it does not hold what we counted on: send it
             blobs[0] = artifact
             reply, written = self._request(jail_, request, blobs, max_reply)
-        cpu_s = reply.get("cpu_s")
-        jail_.cpu_s = float(cpu_s) if isinstance(cpu_s, (int, float)) else float("inf")  # unsaid: retire it
+        left = self._left_running(jail_)
         jail_.artifacts.pop(digest, None)
         jail_.artifacts[digest] = True  # most recent last, as the jail keeps them
         while len(jail_.artifacts) > RUN_JAIL_ARTIFACTS:
             jail_.artifacts.pop(next(iter(jail_.artifacts)))
         if "error" in reply:
             raise kernel_error(reply, "run")
+        if left:
+            raise KernelError(left, kind="runtime_error")
         with in_protocol("run"):
             ok = reply["ok"]
             model, trace = ok["model"], ok["trace"]
@@ -151,6 +157,19 @@ class JailedRunners:
         for name, data in zip(result.written, written):
             tensors[name].reshape(-1).view(np.uint8)[:] = np.frombuffer(data, np.uint8)
         return result
+
+    def _left_running(self, jail_: PythonJail) -> str:
+        """Why the jail cannot serve another launch ("" if it can): what the kernel started still
+        runs (a launch may start threads and return). Such a jail is stopped at once."""
+        now = usage(jail_.process)
+        jail_.cpu_s = now.cpu_s
+        started = now.threads - jail_.threads
+        if not started:
+            return ""
+        self.jails.pop(self.tenant, None)
+        jail_.close()
+        return (f"the kernel left {len(started)} thread(s) running after its launch ended: they were stopped with "
+                "its jail")
 
     def _request(self, jail_: PythonJail, request: Dict, blobs: List, max_reply: int):
         try:
@@ -217,6 +236,4 @@ def serve(limits: Dict[str, int]) -> None:
             reply, written = _run_one(runner, header, blobs, artifacts)
         except BaseException as e:  # noqa: BLE001 - everything becomes the answer
             reply, written = error_reply(e), []
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        reply["cpu_s"] = usage.ru_utime + usage.ru_stime  # RLIMIT_CPU counts the jail's life: the broker retires it in time
         write_message(STDOUT, reply, written)
