@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 
 import ascrun
-from ascrun.compiler import bundle, frontend
+from ascrun.compiler import bundle, frontend, gate
 from ascrun.compiler.bundle import KernelBundle
-from ascrun.compiler.errors import CompileError
+from ascrun.compiler.errors import BundleRejected, CompileError
 from ascrun.compiler.frontend import ArgSpec
 from conftest import ROOT, load_module
 
@@ -165,3 +165,34 @@ def test_mlir_diagnostics_come_back_from_the_workers_jail(client):
     with pytest.raises(ascrun.KernelError) as e:
         client.launch(cube.misregistered_matmul_kernel, 1, *_matmul_args())
     assert e.value.kind == "compile_error" and str(e.value) == _mlir_error_line()
+
+
+ESCAPE = "n.reshape(1).ctypes._ctypes.pythonapi.PyRun_SimpleString(b\"open('{marker}', 'w')\")"
+
+
+def _numpy_escape(tmp_path, head: str) -> KernelBundle:
+    """A ConstExpr parameter given a numpy scalar: numpy's objects reach ctypes without a dunder."""
+    path = tmp_path / "escape.py"
+    body = ESCAPE.format(marker=tmp_path / "escaped")
+    path.write_text(f"import asc\n\n\n@asc.jit\ndef k(x: asc.GlobalAddress, n: asc.ConstExpr):\n{head}    {body}\n")
+    return bundle.collect(load_module(path).k)
+
+
+def test_a_constexpr_parameter_has_no_attributes_at_the_gate(tmp_path):
+    with pytest.raises(BundleRejected) as e:
+        gate.validate(_numpy_escape(tmp_path, ""))
+    assert str(e.value) == (f"kernel 'k' ({tmp_path / 'escape.py'}:6): 'n.reshape': a ConstExpr parameter is a "
+                            "plain Python value in the kernel language, without attributes")
+    assert not (tmp_path / "escaped").exists()
+
+
+def test_a_constexpr_value_is_a_plain_python_value_past_the_gate(tmp_path):
+    """The walk the gate refuses, through an alias it does not follow: the value pyasc sees is a
+    Python float, which has no numpy attributes."""
+    b = _numpy_escape(tmp_path, "    m = n\n")
+    b = KernelBundle.from_json({**b.to_json(), "functions": [
+        {**f, "source": f["source"].replace("    n.reshape", "    m.reshape")} for f in b.to_json()["functions"]]})
+    with pytest.raises(CompileError) as e:
+        frontend.run(b, [ArgSpec("tensor", "float32"), ArgSpec("scalar", "float32", 1.5)])
+    assert "'float' object has no attribute 'reshape'" in str(e.value)
+    assert not (tmp_path / "escaped").exists()

@@ -261,7 +261,10 @@ def ir_hash(module: Any) -> str:
 _PYASC_LOCK = threading.Lock()
 
 
-def _mock_arg(asc_jit, dtype_cls, namespace: Dict[str, Any], defs: structs.Definitions, arg: ArgSpec) -> Any:
+def _mock_arg(asc_jit, dtype_cls, namespace: Dict[str, Any], defs: structs.Definitions, arg: ArgSpec,
+              constexpr: bool) -> Any:
+    """What pyasc's codegen gets for one argument. A ConstExpr's value is a plain Python value, as
+    pyasc's own launch would pass it: a numpy scalar's attributes would reach ctypes."""
     if arg.kind == "tensor":
         return asc_jit.MockTensor(dtype_cls(arg.dtype))
     if arg.kind == "struct":  # pyasc specializes on the class; the instance makes it recognise one
@@ -270,7 +273,8 @@ def _mock_arg(asc_jit, dtype_cls, namespace: Dict[str, Any], defs: structs.Defin
     if arg.dtype in SCALAR_TYPES:
         return {"int": int, "float": float, "bool": bool}[arg.dtype](arg.value)
     import numpy as np
-    return np.dtype(arg.dtype).type(arg.value)
+    value = np.dtype(arg.dtype).type(arg.value)
+    return value.item() if constexpr else value
 
 
 MAX_DIAGNOSTIC_BYTES = 1 << 20
@@ -362,8 +366,10 @@ def run(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any] |
                 raise KernelError(f"argument '{name}' is a struct {arg.dtype}, which the kernel bundle does not "
                                   "define", kind="bad_request")
             structs.check_layout(defs, arg.dtype)
+    constexpr_names = set(constexpr_params(bundle))
     try:
-        values = [_mock_arg(asc_jit, DataType, namespace, defs, a) for a in args]
+        values = [_mock_arg(asc_jit, DataType, namespace, defs, a, name in constexpr_names)
+                  for name, a in zip(param_names(bundle), args)]
     except (TypeError, ValueError) as e:
         raise CompileError(f"unsupported argument type for '{bundle.entry}': {e}") from None
     try:

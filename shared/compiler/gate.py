@@ -208,6 +208,8 @@ def _validate_function(fn: KernelFunction, asc_names: Iterable[str], module_name
             raise reject(default.lineno, "default values must be literals")
     annotated = {id(n) for a in [*(arg.annotation for arg in args.posonlyargs + args.args + args.kwonlyargs),
                                  node.returns] if a is not None for n in ast.walk(a)}
+    plain = {arg.arg: kind for arg in args.posonlyargs + args.args + args.kwonlyargs
+             if (kind := _plain_value_annotation(arg.annotation))}
     chain_heads = {id(a.value) for a in ast.walk(node) if isinstance(a, ast.Attribute)}
     typing_names = set(typing_names)
     for inner in ast.walk(node):
@@ -215,6 +217,9 @@ def _validate_function(fn: KernelFunction, asc_names: Iterable[str], module_name
             raise reject(inner.lineno, f"'{inner.id}' is a typing form: it may only be used in annotations")
         if isinstance(inner, ast.Name) and inner.id in module_names and id(inner) not in chain_heads:
             raise reject(inner.lineno, f"module '{inner.id}' may only be used as '{inner.id}.name'")
+        if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name) and inner.value.id in plain:
+            raise reject(inner.lineno, f"'{inner.value.id}.{inner.attr}': a {plain[inner.value.id]} parameter is a plain "
+                                       "Python value in the kernel language, without attributes")
         if isinstance(inner, ast.Attribute) and inner.attr in FORBIDDEN_ATTRIBUTES:
             raise reject(inner.lineno, f"'.{inner.attr}' is not allowed in kernels (it reads attributes named in "
                                        "its text): use an f-string")
@@ -228,6 +233,21 @@ def _validate_function(fn: KernelFunction, asc_names: Iterable[str], module_name
             raise reject(inner.lineno, f"dunder attribute '{inner.attr}' is not allowed in kernels")
         if isinstance(inner, ast.Name) and inner.id.startswith("__"):
             raise reject(inner.lineno, f"dunder name '{inner.id}' is not allowed in kernels")
+
+
+PLAIN_VALUE_TYPES = ("int", "float", "bool", "str")
+
+
+def _plain_value_annotation(annotation: ast.AST | None) -> str | None:
+    """"ConstExpr" or the type name, if a parameter so annotated is a plain Python value when pyasc
+    runs the kernel (a ConstExpr's value, a scalar's): the kernel language gives it no attribute."""
+    if isinstance(annotation, ast.Subscript):
+        annotation = annotation.value
+    if isinstance(annotation, ast.Name) and annotation.id in (*PLAIN_VALUE_TYPES, "ConstExpr"):
+        return annotation.id
+    if isinstance(annotation, ast.Attribute) and annotation.attr == "ConstExpr":
+        return "ConstExpr"
+    return None
 
 
 def _attribute_chain(node: ast.Attribute) -> Tuple[str, ...] | None:
