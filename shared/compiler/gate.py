@@ -218,8 +218,9 @@ def _validate_function(fn: KernelFunction, asc_names: Iterable[str], module_name
         if isinstance(inner, ast.Name) and inner.id in module_names and id(inner) not in chain_heads:
             raise reject(inner.lineno, f"module '{inner.id}' may only be used as '{inner.id}.name'")
         if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name) and inner.value.id in plain:
-            raise reject(inner.lineno, f"'{inner.value.id}.{inner.attr}': a {plain[inner.value.id]} parameter is a plain "
-                                       "Python value in the kernel language, without attributes")
+            name = inner.value.id
+            raise reject(inner.lineno, f"'{name}.{inner.attr}': a {plain[name]} parameter is a plain Python value in "
+                                       "the kernel language, without attributes")
         if isinstance(inner, ast.Attribute) and inner.attr in FORBIDDEN_ATTRIBUTES:
             raise reject(inner.lineno, f"'.{inner.attr}' is not allowed in kernels (it reads attributes named in "
                                        "its text): use an f-string")
