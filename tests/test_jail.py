@@ -1,5 +1,5 @@
 """The jails, probed for real: each stage's profile as a compromised stage would try it
-(sandbox/check.py's probes), a hand-written hostile artifact in a real run jail, and a killed build."""
+(sandbox/probes.py), a hand-written hostile artifact in a real run jail, and a killed build."""
 import hashlib
 import json
 import os
@@ -260,28 +260,28 @@ def test_frontend_zygote_survives_a_crashed_child_and_is_replaced_after_a_hang(a
     frontend = sandbox_frontend.JailedFrontend(dict(LIMITS, cpu=1))
     try:
         frontend.start()
-        zygote = frontend.zygote.process.pid
+        spare = frontend.spare
         with pytest.raises(KernelError) as crashed:  # the child's CPU limit (soft = hard) kills it
             frontend(_compile_time_hog(), [ArgSpec("tensor", "float32")], {})
         assert (crashed.value.kind, str(crashed.value)) == ("compile_error",
                                                             "the frontend crashed its jail: killed by SIGKILL")
-        assert frontend.zygote.process.pid == zygote and frontend.zygote.alive  # only the child died
+        assert frontend.zygotes[""] is spare and spare.alive  # the spare became the tenant's; only the child died
     finally:
         frontend.close()
 
     frontend = sandbox_frontend.JailedFrontend(LIMITS)
     try:
         frontend.start()
-        zygote = frontend.zygote.process.pid
         frontend.deadline = jail.Deadline(2)
         with pytest.raises(KernelError) as hung:
             frontend(_compile_time_hog(), [ArgSpec("tensor", "float32")], {})
         assert (hung.value.kind, str(hung.value)) == ("timeout",
                                                       "the job ran longer than its 2 s timeout and was stopped")
-        assert not frontend.zygote.alive  # killed with its child
+        zygote = frontend.zygotes[""]
+        assert not zygote.alive  # killed with its child
 
         frontend.deadline = jail.Deadline(120)
         result = frontend(collect(add_example.vadd_kernel), SPECS, {})  # a new zygote serves the next job
-        assert result.kernel_name and frontend.zygote.process.pid != zygote
+        assert result.kernel_name and frontend.zygotes[""] is not zygote
     finally:
         frontend.close()

@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from ascrun.compiler.sandbox import confine
-from ascrun.compiler.sandbox.check import _attempt
+from ascrun.compiler.sandbox.probes import _attempt
 
 pytestmark = pytest.mark.kernel
 

@@ -61,6 +61,7 @@ class JailedTarget:
 
     def for_job(self, tenant: str, deadline: Deadline) -> "JailedTarget":
         self.frontend.deadline = self.toolchain.deadline = deadline
+        self.frontend.for_tenant(tenant)
         if self.runner is not None:  # None: a build-only CANN worker's (no device)
             self.runner.deadline = deadline
             self.runner.for_tenant(tenant)

@@ -1,20 +1,17 @@
-"""`ascrun worker --check-jail`: real probes in a real jail of each stage profile (frontend, build,
-run), against what the stage is designed to allow. The probes (`probes`) run inside the jails."""
+"""`ascrun worker --check-jail`: real probes (probes.py) in a real jail of each stage profile
+(frontend, build, run), against what the stage is designed to allow."""
 from __future__ import annotations
 
 import ast
 import os
 import subprocess
 import uuid
-from typing import Any, Dict, List, Tuple
+from typing import Dict, List, Tuple
 from urllib.parse import urlparse
 
 from ..settings import ServiceSettings
 from ..targets.cpu.toolchain import CpuToolchain
-from . import confine
 from .bwrap import command, popen
-from .framing import read_message, write_message
-from .inside import STDIN, STDOUT
 from .jail import PythonJail
 
 BUILD_PROBE = """
@@ -93,79 +90,3 @@ def check(settings: ServiceSettings) -> Tuple[List[str], bool]:
             ok &= contained
             lines.append(f"  {'ok  ' if contained else 'FAIL'} {what}: {outcome}")
     return lines, ok
-
-
-# ---------------------------------------------------------------------------------------------
-# inside the jail
-
-def _attempt(action) -> str:
-    try:
-        action()
-        return "allowed"
-    except OSError as e:
-        return f"refused ({os.strerror(e.errno) if e.errno else e})"
-
-
-def _connect(host: str, port: int) -> None:
-    import socket
-    with socket.create_connection((host, port), timeout=2):
-        pass
-
-
-def _fork_and_exit() -> None:
-    pid = os.fork()
-    if pid == 0:
-        os._exit(0)
-    os.waitpid(pid, 0)
-
-
-def _exec() -> None:
-    import subprocess
-    subprocess.run(["/bin/true"], check=True)
-
-
-def _inherited_fds() -> str:
-    fds = sorted(int(n) for n in os.listdir("/proc/self/fd") if int(n) > 2)
-    return "none" if len(fds) <= 1 else f"open: {fds}"  # one is listdir's own
-
-
-def _write(path: str) -> None:
-    with open(path, "w") as f:
-        f.write("jail")
-
-
-def probes(request: Dict[str, Any]) -> Dict[str, str]:
-    """What a compromised stage can do; each value "allowed", "refused (...)" or a finding."""
-    results = {
-        "environment": "empty" if not {k for k in os.environ if k not in ("PATH", "TMPDIR", "HOME")}
-        else f"has {sorted(os.environ)}",
-        "inherited fds": _inherited_fds(),
-        "write scratch": _attempt(lambda: _write("/tmp/probe")),
-        "see other processes": "no" if sorted(int(p) for p in os.listdir("/proc") if p.isdigit()) == [1, os.getpid()]
-        or all(int(p) in (1, 2, os.getpid(), os.getppid()) for p in os.listdir("/proc") if p.isdigit())
-        else f"yes: {sorted(p for p in os.listdir('/proc') if p.isdigit())}",
-        "signal parent": _attempt(lambda: os.kill(os.getppid(), 0)),
-        "signal everyone": _attempt(lambda: os.kill(-1, 0)),
-        "fork": _attempt(_fork_and_exit),
-        "exec": _attempt(_exec),
-    }
-    for path in request.get("read", []):
-        results[f"read {path}"] = _attempt(lambda: open(path, "rb").read(1))
-    for path in request.get("write", []):
-        results[f"write {path}"] = _attempt(lambda: _write(path))
-    for host, port in request.get("connect", []):
-        results[f"connect {host}:{port}"] = _attempt(lambda: _connect(host, port))
-    return results
-
-
-def serve_probe(limits: Dict[str, int], profile: str) -> None:
-    """inside.STAGES "probe:<profile>": one request of probes, under that stage profile's filter."""
-    confine.apply_limits(limits)
-    if profile == "frontend":  # as a frontend child: the zygote's filter, then the child's
-        confine.confine(allow_fork=True)
-        confine.confine(allow_fork=False)
-    else:
-        confine.confine(allow_fork=False)
-    write_message(STDOUT, {"ready": True})
-    header, _ = read_message(STDIN)
-    write_message(STDOUT, probes(header))

@@ -18,7 +18,7 @@ from typing import Dict, List
 from .. import frontend
 from ..bundle import KernelBundle, KernelFunction
 from ..errors import KernelError
-from . import bwrap, confine
+from . import bwrap, confine, probes
 from .framing import MAX_HEADER_BYTES, frames_of, parse_message, read_frames, write_frames, write_message
 from .inside import BROKER_REQUEST_CAP, STDIN, STDOUT
 from .jail import Deadline, JailCrashed, JailTimeout, PythonJail, error_reply, in_protocol, kernel_error
@@ -27,24 +27,47 @@ MAX_ANSWER_BYTES = 64 << 20  # a child's answer, as the zygote relays it
 
 
 class JailedFrontend:
-    """frontend.run in a child of the jailed zygote; a zygote that fails is replaced."""
+    """frontend.run in a child of a jailed zygote. A child's fork copies its zygote's memory, and a
+    zygote has read every request it relayed: so a zygote serves one tenant, as a run jail does,
+    and the least recently used goes when there are more than `size`. A spare zygote, warmed before
+    any tenant's job, goes to the next tenant without one and is replaced at once (the new spare
+    warms while that job runs). A zygote that fails is replaced."""
     START_S = 120  # importing and warming pyasc
 
-    def __init__(self, limits: Dict):
-        self.limits = limits
-        self.zygote: PythonJail | None = None
+    def __init__(self, limits: Dict, size: int = 4):
+        self.limits, self.size = limits, size
+        self.zygotes: Dict[str, PythonJail] = {}
+        self.spare: PythonJail | None = None
         self.deadline = Deadline(3600)
+        self.tenant = ""
+
+    def for_tenant(self, tenant: str) -> "JailedFrontend":
+        self.tenant = tenant
+        return self
 
     def start(self) -> None:
-        if self.zygote is None or not self.zygote.alive:
-            self.zygote = PythonJail("frontend", self.limits)
-        self.zygote.wait_ready(time.monotonic() + min(self.START_S, self.deadline.left()))
+        """The spare, warm: a worker's first compile is then as fast as its next ones."""
+        if self.spare is None or not self.spare.alive:
+            self.spare = PythonJail("frontend", self.limits)
+        self.spare.wait_ready(time.monotonic() + min(self.START_S, self.deadline.left()))
 
-    def __call__(self, bundle, args, options):
-        request = {"bundle": bundle.to_json(), "args": [a.to_json() for a in args], "options": options}
+    def _zygote(self) -> PythonJail:
+        zygote = self.zygotes.pop(self.tenant, None)
+        if zygote is None or not zygote.alive:
+            if self.spare is None or not self.spare.alive:
+                self.spare = PythonJail("frontend", self.limits)
+            zygote, self.spare = self.spare, PythonJail("frontend", self.limits)
+        self.zygotes[self.tenant] = zygote  # most recent last
+        while len(self.zygotes) > self.size:
+            self.zygotes.pop(next(iter(self.zygotes))).close()
+        return zygote
+
+    def _ask(self, request: Dict) -> Dict:
+        """One child's answer to `request` (parsed, not yet read as the protocol says)."""
         try:
-            self.start()
-            header, blobs = self.zygote.request(request, [], self.deadline.left(), MAX_HEADER_BYTES + MAX_ANSWER_BYTES)
+            zygote = self._zygote()
+            zygote.wait_ready(time.monotonic() + min(self.START_S, self.deadline.left()))
+            header, blobs = zygote.request(request, [], self.deadline.left(), MAX_HEADER_BYTES + MAX_ANSWER_BYTES)
         except JailTimeout:
             raise self.deadline.expired() from None
         except JailCrashed as e:
@@ -58,12 +81,23 @@ class JailedFrontend:
                               kind="compile_error") from None
         if "error" in reply:
             raise kernel_error(reply, "frontend")
+        return reply
+
+    def __call__(self, bundle, args, options):
+        reply = self._ask({"bundle": bundle.to_json(), "args": [a.to_json() for a in args], "options": options})
         with in_protocol("frontend"):
             return frontend.FrontendResult.from_json(reply["ok"])
 
+    def probe(self, request: Dict) -> Dict[str, str]:
+        """check.probes run in a child of this tenant's zygote, as a kernel's compile would run."""
+        with in_protocol("frontend"):
+            return dict(self._ask({"probe": request})["ok"])
+
     def close(self) -> None:
-        if self.zygote is not None:
-            self.zygote.close()
+        for zygote in [*self.zygotes.values(), *([self.spare] if self.spare else [])]:
+            zygote.close()
+        self.zygotes.clear()
+        self.spare = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -84,10 +118,13 @@ def _child(frames: List[bytes], answer: int, cpu_s: int) -> None:
     confine.confine(allow_fork=False)
     try:
         header, _ = parse_message(frames)
-        result = frontend.run(KernelBundle.from_json(header["bundle"]),
-                              [frontend.ArgSpec(a["kind"], a["dtype"], a.get("value")) for a in header["args"]],
-                              header["options"])
-        reply = {"ok": result.to_json()}
+        if "probe" in header:  # the broker's, never a tenant's: --check-jail and the isolation tests
+            reply = {"ok": probes.probes(header["probe"])}
+        else:
+            result = frontend.run(KernelBundle.from_json(header["bundle"]),
+                                  [frontend.ArgSpec(a["kind"], a["dtype"], a.get("value")) for a in header["args"]],
+                                  header["options"])
+            reply = {"ok": result.to_json()}
     except BaseException as e:  # noqa: BLE001 - everything becomes the answer
         reply = error_reply(e)
     write_message(answer, reply)
