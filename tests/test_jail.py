@@ -244,6 +244,8 @@ def test_check_jail_reports_every_stage_contained(redis_port, tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"ok   read {tenants}: refused (No such file or directory)" in done.stdout
     assert f"ok   connect 127.0.0.1:{redis_port}: refused" in done.stdout
+    build = done.stdout[done.stdout.index("build jail:"):]
+    assert "ok   socket: refused (Operation not permitted)" in build  # the build's own seccomp filter
     assert done.stdout.endswith("every stage is contained as designed\n")
 
 

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Sequence
 
-from . import frontend, structs, targets
+from . import frontend, source_guard, structs, targets
 from .bundle import KernelBundle
 from .cache import Cache
 from .frontend import ArgSpec, FrontendResult
@@ -65,6 +65,7 @@ def build(bundle: KernelBundle, args: Sequence[ArgSpec], target: Target, fronten
         cache["frontend"] = "hit"
     else:
         result = target.frontend(bundle, args, options)
+        source_guard.check_result(result, bundle)  # before a cache keeps it or a toolchain builds it
         frontend_cache.put(memo, json.dumps(result.to_json()).encode())
         cache["frontend"] = "miss"
     timings["frontend"] = time.perf_counter() - start

@@ -82,10 +82,11 @@ def _system_binds() -> List[str]:
 
 def command(argv: Sequence[str], ro_paths: Sequence[str] = (), proc: bool = False,
             files: Sequence[Tuple[int, str]] = (), devices: Sequence[str] = (),
-            environment: Mapping[str, str] | None = None) -> List[str]:
+            environment: Mapping[str, str] | None = None, seccomp: int | None = None) -> List[str]:
     """The bwrap command line around `argv`; `files`: (fd, path in the scratch) copied in;
     `devices`: device nodes the stage uses (an NPU's); `environment`: its variables (a target's
-    allow-list, never the worker's environment), over PATH, TMPDIR and HOME."""
+    allow-list, never the worker's environment), over PATH, TMPDIR and HOME; `seccomp`: an fd with a
+    compiled filter (confine.build_filter) bwrap loads just before `argv` starts."""
     variables = {"PATH": "/usr/bin:/bin", "TMPDIR": SCRATCH, "HOME": SCRATCH, **(environment or {})}
     args = [bwrap(), "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv",
             *[a for name, value in variables.items() for a in ("--setenv", name, value)],
@@ -99,6 +100,8 @@ def command(argv: Sequence[str], ro_paths: Sequence[str] = (), proc: bool = Fals
         args += ["--proc", "/proc"]  # its own pid namespace's /proc: only the jail's processes
     for fd, path in files:
         args += ["--file", str(fd), path]
+    if seccomp is not None:
+        args += ["--seccomp", str(seccomp)]
     # bwrap's root and its /dev are tmpfs mounts: read-only, so the scratch (bounded) is the only
     # writable place (a writable /dev could fill the host's memory, and outlive a zygote's child)
     return [*args, "--remount-ro", "/dev", "--remount-ro", "/", "--", *argv]

@@ -11,6 +11,7 @@ from urllib.parse import urlparse
 
 from ..settings import ServiceSettings
 from ..targets.cpu.toolchain import CpuToolchain
+from . import confine
 from .bwrap import command, popen
 from .jail import PythonJail
 
@@ -34,7 +35,7 @@ def fork():
 request = eval(sys.argv[1])  # a literal from the broker, not from a tenant
 out = {"environment": "has " + str(sorted(os.environ)), "write scratch": attempt(lambda: write("/tmp/probe")),
        "fork": attempt(fork), "exec": attempt(lambda: os.execv("/bin/true", ["true"]) if os.fork() == 0 else None),
-       "signal everyone": attempt(lambda: os.kill(-1, 0))}
+       "signal everyone": attempt(lambda: os.kill(-1, 0)), "socket": attempt(lambda: socket.socket().close())}
 for path in request["read"]:
     out["read " + path] = attempt(lambda: open(path, "rb").read(1))
 for path in request["write"]:
@@ -67,8 +68,13 @@ def check(settings: ServiceSettings) -> Tuple[List[str], bool]:
         finally:
             probe.close()
     toolchain = CpuToolchain()
-    process = popen(command(["/usr/bin/python3", "-I", "-c", BUILD_PROBE, repr(request)], toolchain.read_only_paths()),
-                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    filter_fd = confine.build_filter()  # as a build jail has it
+    try:
+        process = popen(command(["/usr/bin/python3", "-I", "-c", BUILD_PROBE, repr(request)],
+                                toolchain.read_only_paths(), seccomp=filter_fd),
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=[filter_fd])
+    finally:
+        os.close(filter_fd)
     out, err = process.communicate(timeout=120)
     results["build"] = ast.literal_eval(out.decode()) if process.returncode == 0 else {"probe": err.decode()[-300:]}
     lines, ok = [], True

@@ -38,7 +38,25 @@ PR_SET_DUMPABLE = 4  # <sys/prctl.h>
 PROCESS_SYSCALLS = ("execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_open",
                     "pidfd_send_signal", "pidfd_getfd", "tkill", "kexec_load", "mount", "umount2", "unshare", "setns",
                     "socket", "socketpair", "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key",
-                    "request_key", "io_uring_setup", "io_uring_enter", "io_uring_register")  # io_uring: syscalls the filter never sees
+                    # io_uring: syscalls the filter never sees
+                    "request_key", "io_uring_setup", "io_uring_enter", "io_uring_register")
+
+
+def build_filter() -> int:
+    """A build jail's filter, compiled into a memfd for bwrap's --seccomp (which loads it just before
+    the build starts): what `confine` refuses but new programs and processes, which a compiler
+    driver needs (cc1plus, as, ld). The caller closes the fd."""
+    import os
+    rules = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
+    for name in PROCESS_SYSCALLS:
+        if name not in ("execve", "execveat"):
+            rules.add_rule(seccomp.ERRNO(errno.EPERM), name)
+    rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    fd = os.memfd_create("build.bpf")
+    with os.fdopen(os.dup(fd), "wb") as program:
+        rules.export_bpf(program)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def not_dumpable() -> None:

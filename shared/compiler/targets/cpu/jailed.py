@@ -40,8 +40,9 @@ class JailedCpuToolchain(JailedToolchain):
         compile_ = shlex.join(self.toolchain.command(SCRATCH))
         # the .so comes back over stdout: the broker never opens a path the jail could have planted
         script = f"{compile_} >&2 && exec cat {SCRATCH}/kernel.so"
+        filter_fd = confine.build_filter()
         cmd = command(["/bin/sh", "-c", script], self.toolchain.read_only_paths(),
-                      files=[(source_fd, f"{SCRATCH}/kernel.cpp")])
+                      files=[(source_fd, f"{SCRATCH}/kernel.cpp")], seccomp=filter_fd)
         limits = self.limits
 
         def limit():  # in the child before bwrap starts: every process of the jail inherits them
@@ -56,10 +57,11 @@ class JailedCpuToolchain(JailedToolchain):
         out_fd, err_fd = os.memfd_create("kernel.so"), os.memfd_create("build.stderr")
         try:
             try:
-                process = popen(cmd, stdin=subprocess.DEVNULL, stdout=out_fd, stderr=err_fd, pass_fds=[source_fd],
-                                preexec_fn=limit)
+                process = popen(cmd, stdin=subprocess.DEVNULL, stdout=out_fd, stderr=err_fd,
+                                pass_fds=[source_fd, filter_fd], preexec_fn=limit)
             finally:
                 os.close(source_fd)
+                os.close(filter_fd)
             try:
                 process.wait(timeout=self.deadline.left())
             except subprocess.TimeoutExpired:
