@@ -152,6 +152,15 @@ def _answers(reply: str) -> str:
     ("""b'{"ok": {"written": [], "seconds": "soon", "log": "", "warnings": []}}'""",
      "the run jail answered out of protocol"),
     ("""b'{"error": ["not", "an", "object"]}'""", "the run jail answered out of protocol"),
+    # a jail never chooses a job's status, nor plants a kind: only the broker's deadline is a timeout
+    ("""b'{"error": {"kind": "timeout", "message": "planted"}}'""", "planted"),
+    ("""b'{"error": {"kind": "' + b'x' * 100_000 + b'", "message": "planted"}}'""", "planted"),
+    ("""b'{"ok": {"written": [], "seconds": 1e308, "log": "", "warnings": [], "model": null, "trace": null}}'""",
+     "the run jail answered out of protocol"),
+    ("""b'{"ok": {"written": [], "seconds": NaN, "log": "", "warnings": [], "model": null, "trace": null}}'""",
+     "the run jail answered out of protocol"),
+    ("""b'{"ok": {"written": [], "seconds": -1, "log": "", "warnings": [], "model": null, "trace": null}}'""",
+     "the run jail answered out of protocol"),
 ])
 def test_a_run_jail_answering_out_of_protocol_fails_its_job_only(reply, said):
     runners = cpu_jailed.JailedRunners(LIMITS).for_tenant("mallory")

@@ -9,7 +9,7 @@ import subprocess
 import time
 from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
-from ..errors import KernelError
+from ..errors import KernelError, Kind
 from . import bwrap
 from .framing import MAX_BLOB_BYTES, MAX_HEADER_BYTES, read_message, write_message
 
@@ -110,11 +110,19 @@ class Deadline:
         return KernelError(f"the job ran longer than its {self.timeout_s:g} s timeout and was stopped", kind="timeout")
 
 
+# The kinds a stage may say its work ended with: a timeout is the broker's deadline, never a jail's
+# word, and anything else a jail says is a runtime_error (a kind becomes a job's status and a label
+# of the pool's metrics).
+STAGE_KINDS = frozenset({Kind.BAD_REQUEST, Kind.BUNDLE_REJECTED, Kind.COMPILE_ERROR, Kind.BUILD_ERROR,
+                         Kind.RUNTIME_ERROR, Kind.LIMIT, Kind.UNAVAILABLE})
+
+
 def kernel_error(reply: Dict, stage: str) -> KernelError:
     with in_protocol(stage):
         error = reply["error"]
-        return KernelError.of(str(error["kind"]), str(error["message"]), log=str(error.get("log", "")),
-                              warnings=[str(w) for w in error.get("warnings", [])])
+        kind = str(error["kind"])
+        return KernelError.of(kind if kind in STAGE_KINDS else Kind.RUNTIME_ERROR.value, str(error["message"]),
+                              log=str(error.get("log", "")), warnings=[str(w) for w in error.get("warnings", [])])
 
 
 def out_of_protocol(stage: str) -> KernelError:

@@ -17,7 +17,7 @@ from ...errors import KernelError, KernelRuntimeError
 from ...settings import HostSettings
 from ...sandbox import bwrap
 from ...sandbox.framing import read_message, write_message
-from ...sandbox.jail import Deadline
+from ...sandbox.jail import Deadline, in_protocol, kernel_error
 from ..contract import RunResult, check_bounds, check_core_num, check_hazards
 from .device import scalar_value
 from .jailed import jail_view, npu_devices
@@ -26,6 +26,7 @@ from .toolchain import unpack_artifact
 START_TIMEOUT_S = 600  # the first start builds pyasc's runtime wrapper with the host C++ compiler
 RUN_TIMEOUT_S = 900  # camodel simulates cycle by cycle: big kernels take minutes
 REPLY_GRACE_S = 30  # after the device's own synchronize timeout: time to reset and answer
+DEVICE_PHASES = ("h2d", "kernel", "d2h")  # what device.py times
 
 
 def device_env(environ: Mapping[str, str], backend: str, home: str, soc: str, torch_npu: bool) -> Dict[str, str]:
@@ -143,15 +144,21 @@ class CannRunner:
                 self._start()  # the previous launch ended the device process: a fresh device
             reply, written = self._exchange(request, blobs)
         if "error" in reply:
-            raise KernelError(reply["error"]["message"], kind=reply["error"]["kind"])
-        ok = reply["ok"]
+            raise kernel_error(reply, "device")
+        with in_protocol("device"):
+            ok = reply["ok"]
+            # device times go into the pool's histograms: each phase, finite, within the launch's timeout
+            timings = {phase: float(ok["timings"][phase]) for phase in DEVICE_PHASES}
+            if not all(0 <= seconds <= self.timeout_s for seconds in timings.values()):
+                raise ValueError("a device time that cannot be")
+            log = str(ok["log"])
         if [len(data) for data in written] != [array.nbytes for array in tensors]:
             self.close()
             raise KernelError(f"the {self._device}'s process answered out of protocol", kind="runtime_error")
         for array, data in zip(tensors, written):
             array.reshape(-1).view(np.uint8)[:] = np.frombuffer(data, np.uint8)
-        timings = {k: float(v) for k, v in ok["timings"].items()}
-        return RunResult(written=list(ok["written"]), seconds=timings["kernel"], log=ok["log"], timings=timings)
+        return RunResult(written=[p["name"] for p in params if p["kind"] == "tensor"], seconds=timings["kernel"],
+                         log=log, timings=timings)
 
     def _exchange(self, request: Dict[str, Any], blobs: List[Any]):
         timeout_s = self.timeout_s if self.deadline is None else min(self.timeout_s, self.deadline.left())

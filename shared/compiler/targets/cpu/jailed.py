@@ -151,7 +151,10 @@ class JailedRunners:
             model, trace = ok["model"], ok["trace"]
             if not (model is None or isinstance(model, dict)) or not (trace is None or isinstance(trace, str)):
                 raise ValueError("model or trace of the wrong type")
-            result = RunResult(written=[str(n) for n in ok["written"]], seconds=float(ok["seconds"]),
+            seconds = float(ok["seconds"])
+            if not 0 <= seconds <= self.deadline.timeout_s:  # NaN too: it goes into the pool's histograms
+                raise ValueError("a run time that cannot be")
+            result = RunResult(written=[str(n) for n in ok["written"]], seconds=seconds,
                                log=str(ok["log"]), warnings=[str(w) for w in ok["warnings"]], model=model, trace=trace)
         if len(result.written) != len(written) or not set(result.written) <= set(tensors) or \
                 any(len(data) != tensors[name].nbytes for name, data in zip(result.written, written)):
