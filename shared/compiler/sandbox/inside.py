@@ -6,7 +6,6 @@ A stage is named `<name>[:<arguments>]`; STAGES says which function serves each 
 "module:function", so that this module imports no stage (nor the stages this package):
 - frontend: the pyasc zygote (frontend.py);
 - run: a cpu runner for one tenant's jobs (targets/cpu/jailed.py);
-- probe:<profile>: what a hostile stage would try, under a stage's filter (probes.py);
 - cann-build:<soc>, device:<backend>:<soc>:<sync ms>: the CANN targets' build and device process.
 """
 from __future__ import annotations
@@ -23,7 +22,6 @@ BROKER_REQUEST_CAP = 1 << 62
 STAGES = {
     "frontend": "ascrun.compiler.sandbox.frontend:serve",
     "run": "ascrun.compiler.targets.cpu.jailed:serve",
-    "probe": "ascrun.compiler.sandbox.probes:serve_probe",
     "cann-build": "ascrun.compiler.targets.cann.jailed:serve_build",
     "device": "ascrun.compiler.targets.cann.device:serve_jailed",
 }

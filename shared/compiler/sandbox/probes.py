@@ -1,6 +1,7 @@
-"""What a compromised stage would try, run inside a jail (`probes`): reads, writes, connects,
-signals, new processes, and `find`, which looks for other tenants' bytes and the broker's secrets
-in everything the stage can reach. --check-jail (check.py) and the isolation tests read the answers.
+"""What a compromised stage would try, run inside a stage's own jail as its code runs there (a
+child of the tenant's zygote, the tenant's run jail): reads, writes, connects, signals, new
+processes, and `find`, which looks for other tenants' bytes and the broker's secrets in everything
+the stage can reach. --check-jail (check.py) and the isolation tests read the answers.
 """
 from __future__ import annotations
 
@@ -9,9 +10,7 @@ import stat
 from pathlib import Path
 from typing import Any, Dict, List, Sequence, Tuple
 
-from . import bwrap, confine
-from .framing import read_message, write_message
-from .inside import STDIN, STDOUT
+from . import bwrap
 
 
 def _attempt(action) -> str:
@@ -40,8 +39,9 @@ def _exec() -> None:
     subprocess.run(["/bin/true"], check=True)
 
 
-def _inherited_fds() -> str:
-    fds = sorted(int(n) for n in os.listdir("/proc/self/fd") if int(n) > 2)
+def _inherited_fds(own: Sequence[int]) -> str:
+    """Open fds past stdio but the stage's own channel to the broker (`own`)."""
+    fds = sorted(int(n) for n in os.listdir("/proc/self/fd") if int(n) > 2 and int(n) not in own)
     return "none" if len(fds) <= 1 else f"open: {fds}"  # one is listdir's own
 
 
@@ -126,12 +126,13 @@ def find(needles: Sequence[Sequence[str]]) -> str:
     return ", ".join(sorted(set(places))) or "nowhere"
 
 
-def probes(request: Dict[str, Any]) -> Dict[str, str]:
-    """What a compromised stage can do; each value "allowed", "refused (...)" or a finding."""
+def probes(request: Dict[str, Any], own_fds: Sequence[int] = ()) -> Dict[str, str]:
+    """What a compromised stage can do; each value "allowed", "refused (...)" or a finding.
+    `own_fds`: the stage's channel to the broker, past stdio (a zygote child's answer pipe)."""
     results = {
         "environment": "empty" if not {k for k in os.environ if k not in ("PATH", "TMPDIR", "HOME")}
         else f"has {sorted(os.environ)}",
-        "inherited fds": _inherited_fds(),
+        "inherited fds": _inherited_fds(own_fds),
         "write scratch": _attempt(lambda: _write("/tmp/probe")),
         "see other processes": "no" if sorted(int(p) for p in os.listdir("/proc") if p.isdigit()) == [1, os.getpid()]
         or all(int(p) in (1, 2, os.getpid(), os.getppid()) for p in os.listdir("/proc") if p.isdigit())
@@ -150,16 +151,3 @@ def probes(request: Dict[str, Any]) -> Dict[str, str]:
     if "find" in request:
         results["found"] = find(request["find"])
     return results
-
-
-def serve_probe(limits: Dict[str, int], profile: str) -> None:
-    """inside.STAGES "probe:<profile>": one request of probes, under that stage profile's filter."""
-    confine.apply_limits(limits)
-    if profile == "frontend":  # as a frontend child: the zygote's filter, then the child's
-        confine.confine(allow_fork=True)
-        confine.confine(allow_fork=False)
-    else:
-        confine.confine(allow_fork=False)
-    write_message(STDOUT, {"ready": True})
-    header, _ = read_message(STDIN)
-    write_message(STDOUT, probes(header))
