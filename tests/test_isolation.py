@@ -16,6 +16,8 @@ from ascrun.compiler.sandbox.jail import Deadline
 from ascrun.compiler.targets.cpu.jailed import JailedRunners
 from conftest import load_module
 
+pytestmark = pytest.mark.kernel
+
 LIMITS = {"memory": 8 << 30, "cpu": 60, "files": 64}
 MARK = uuid.uuid4().hex[:12]
 MARKERS = {"comment": f"canary-comment-{MARK}", "file": f"canary_file_{MARK}", "string": f"canary-string-{MARK}",

@@ -11,6 +11,8 @@ from ascrun.compiler.bundle import collect
 from ascrun.compiler.errors import KernelError
 from ascrun.compiler.frontend import ArgSpec
 
+pytestmark = pytest.mark.kernel
+
 SPECS = [ArgSpec("tensor", "float32")] * 3 + [ArgSpec("scalar", "int", 2048)]
 
 
