@@ -79,7 +79,8 @@ class Admission:
             if arg.kind == "tensor" and arg.raw is not None:
                 args[-1]["input"] = str(len(inputs))
                 inputs[args[-1]["input"]] = arg.raw
-        spec = {"tenant": who.name, "bundle": bundle.to_json(), "core_num": body.core_num, "target": body.target,
+        spec = {"tenant": who.name, "caches": who.caches, "bundle": bundle.to_json(), "core_num": body.core_num,
+                "target": body.target,
                 "args": args, "options": body.options, "timeout": timeout, "bounds": body.bounds,
                 "hazards": body.hazards}
         if policy is not None:

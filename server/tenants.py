@@ -47,6 +47,13 @@ class Limits:
 class Tenant:
     name: str
     limits: Limits
+    # whose compile caches this tenant's launches read and fill: its own, unless the tenants file
+    # gives tenants that share their caches the same "cache_group"
+    cache_group: str = ""
+
+    @property
+    def caches(self) -> str:
+        return self.cache_group or self.name
 
 
 class Tenants:
@@ -73,7 +80,8 @@ class Tenants:
             digest = str(entry["token_sha256"]).lower()
             if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
                 raise ValueError(f"tenant {entry.get('name')!r}: token_sha256 must be 64 hex digits")
-            tenant = Tenant(str(entry["name"]), Limits.from_json(entry.get("limits", {}), defaults))
+            tenant = Tenant(str(entry["name"]), Limits.from_json(entry.get("limits", {}), defaults),
+                            str(entry.get("cache_group", "")))
             tenants.append((digest, tenant))
         return cls(tenants, defaults)
 

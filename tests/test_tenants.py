@@ -1,6 +1,7 @@
 """Tenants: bearer tokens (stored as hashes), isolation between tenants, and per-tenant limits."""
 import hashlib
 import json
+import uuid
 
 import httpx
 import numpy as np
@@ -8,12 +9,12 @@ import pytest
 
 import ascrun
 import ops
-from conftest import Service
+from conftest import Service, load_module
 
 pytestmark = pytest.mark.service
 
 TOKENS = {"alice": "alice-secret-token", "bob": "bob-secret-token", "tiny": "tiny-secret-token",
-          "lean": "lean-secret-token"}
+          "lean": "lean-secret-token", "carol": "carol-secret-token", "dave": "dave-secret-token"}
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +28,9 @@ def pool(redis_url, service):
              "limits": {"max_bytes_in_flight": 400}},
             {"name": "tiny", "token_sha256": hashlib.sha256(TOKENS["tiny"].encode()).hexdigest(),
              "limits": {"max_blob_bytes": 4096, "max_active_jobs": 1, "launches_per_minute": 3,
-                        "max_bundle_bytes": 2000, "max_request_bytes": 20000, "max_bytes_in_flight": 1 << 20}}],
+                        "max_bundle_bytes": 2000, "max_request_bytes": 20000, "max_bytes_in_flight": 1 << 20}}] + [
+            {"name": name, "token_sha256": hashlib.sha256(TOKENS[name].encode()).hexdigest(), "cache_group": "team"}
+            for name in ("carol", "dave")],
     }
     svc = Service(redis_url, {"ASCRUN_TENANTS": json.dumps(config)})
     svc.wait_for_workers(None)
@@ -68,6 +71,22 @@ def test_tenants_see_only_their_own_jobs_and_blobs(pool):
         bob.launch(ops.spin_kernel, 1, x, z2, 1)
         np.testing.assert_array_equal(z2[:64], x[:64] + 1)
         assert len(uploads) == 1  # x again; z is all zeros, sent as such
+
+
+def test_the_caches_are_per_tenant_unless_tenants_share_them(pool, tmp_path):
+    """A cache hit says only what the same tenant (or one it shares its caches with) compiled: it
+    never answers "has someone compiled this?" for another tenant's first launch."""
+    unique = uuid.uuid4().int % 1_000_000  # a kernel nobody compiled before: its C++ prints this
+    path = tmp_path / "fresh.py"
+    path.write_text(f"import asc\n\n\n@asc.jit\ndef fresh(x: asc.GlobalAddress, n: int):\n"
+                    f"    asc.printf(\"%d\\n\", n + {unique})\n")
+    kernel = load_module(path).fresh
+    caches = {}
+    for name in ("alice", "bob", "alice", "carol", "dave"):
+        with ascrun.Client(pool.url, token=TOKENS[name]) as client:
+            caches.setdefault(name, []).append(client.launch(kernel, 1, np.zeros(8, np.float32), 1).cache)
+    miss, hit = {"frontend": "miss", "build": "miss"}, {"frontend": "hit", "build": "hit"}
+    assert caches == {"alice": [miss, hit], "bob": [miss], "carol": [miss], "dave": [hit]}
 
 
 def test_limits_are_enforced_and_named(pool, framework_example):

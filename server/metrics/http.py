@@ -56,7 +56,8 @@ class BlobTransfers:
                                      time.perf_counter() - start, moved)
 
 
-def mount_metrics(app: FastAPI, settings: ServiceSettings, sync_redis: redis.Redis, async_redis: aioredis.Redis) -> None:
+def mount_metrics(app: FastAPI, settings: ServiceSettings, sync_redis: redis.Redis,
+                  async_redis: aioredis.Redis) -> None:
     """Instrument `app` and serve /metrics: on the API's port behind its tokens, or (metrics_port)
     on a port of its own without them, for an operator who keeps that port private."""
     registry = CollectorRegistry()

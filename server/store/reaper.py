@@ -37,9 +37,9 @@ class Reaper:
             record = self.jobs.get(job_id)
             if record is None or record.get("status") in TERMINAL:
                 self.connection.srem(STARTED, job_id)
-            elif self.jobs.fail(job_id, Kind.RUNTIME_ERROR, f"the worker running this job stopped (no heartbeat "
-                                                            f"for {self.settings.job_heartbeat_ttl_s} s; it was killed or lost Redis): "
-                                                            "submit again"):
+            elif self.jobs.fail(job_id, Kind.RUNTIME_ERROR,
+                                f"the worker running this job stopped (no heartbeat for "
+                                f"{self.settings.job_heartbeat_ttl_s} s; it was killed or lost Redis): submit again"):
                 ended.append(job_id)
         return ended + self.reap_unqueued()
 

@@ -195,15 +195,16 @@ def run_job(job_id: str, stage: Optional[str] = None) -> Optional[JobStatus]:
         bundle = KernelBundle.from_json(spec["bundle"])
         specs = _arg_specs(bundle, spec["args"])
         options = spec["options"]
+        caches = spec.get("caches", tenant)  # an older API's spec has none: the tenant's own
         target = served.for_job(tenant, deadline)
         cache = _caches(connection, settings.artifact_ttl_s)
         if "build" in served.stages:
             built = pipeline.build(bundle, specs, target, frontend_cache=cache, artifact_cache=cache,
-                                   options=options, on_frontend=frontend.append)
+                                   options=options, on_frontend=frontend.append, caches=caches)
             stages["build"] = {"worker": worker, "seconds": time.perf_counter() - start}
         else:
-            frontend.append(pipeline.frontend_key(bundle, specs, options))
-            built = pipeline.from_caches(bundle, specs, target.toolchain.id, cache, cache, options)
+            frontend.append(pipeline.frontend_key(bundle, specs, options, caches))
+            built = pipeline.from_caches(bundle, specs, target.toolchain.id, cache, cache, options, caches)
             if built is None:
                 return _hand_to_build(store, _pool(connection), record, stage, target.toolchain.id, timeout_s, fail)
         for name, seconds in built.timings.items():

@@ -33,23 +33,26 @@ def get_target(name: str) -> Target:
     return targets.load(name)
 
 
-def artifact_key(toolchain_id: str, result: FrontendResult) -> str:
+def artifact_key(toolchain_id: str, result: FrontendResult, caches: str = "") -> str:
     """Computed by the caller (the broker) over what is really built, never taken from a stage: the
-    exact Ascend C source, the symbol the runner loads and the toolchain."""
+    exact Ascend C source, the symbol the runner loads and the toolchain. `caches`: whose caches
+    (a tenant's, or the group it shares them with): a hit never tells one tenant what another built."""
     built = json.dumps({"toolchain": toolchain_id, "kernel": result.kernel_name, "source": result.source,
-                        "kernel_type": result.kernel_type}, sort_keys=True)
+                        "kernel_type": result.kernel_type, "caches": caches}, sort_keys=True)
     return "artifact-" + hashlib.sha256(built.encode()).hexdigest()
 
 
-def frontend_key(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any]) -> str:
-    """The frontend cache's key of a launch: where its Ascend C and IR are, once compiled."""
-    return "frontend-" + frontend.memo_key(bundle, args, options)
+def frontend_key(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any], caches: str = "") -> str:
+    """The frontend cache's key of a launch: where its Ascend C and IR are, once compiled, in the
+    caches of `caches` (artifact_key)."""
+    memo = json.dumps({"memo": frontend.memo_key(bundle, args, options), "caches": caches}, sort_keys=True)
+    return "frontend-" + hashlib.sha256(memo.encode()).hexdigest()
 
 
 def build(bundle: KernelBundle, args: Sequence[ArgSpec], target: Target, frontend_cache: Cache,
           artifact_cache: Cache, options: Dict[str, Any] | None = None,
-          on_frontend: Callable[[str], None] | None = None) -> Build:
-    """Frontend and toolchain, each skipped when its cache has the result.
+          on_frontend: Callable[[str], None] | None = None, caches: str = "") -> Build:
+    """Frontend and toolchain, each skipped when its cache has the result (in the caches of `caches`).
 
     `on_frontend(frontend_key)` is called once the Ascend C exists, before the toolchain runs, so
     that a failed build can still show its source."""
@@ -58,7 +61,7 @@ def build(bundle: KernelBundle, args: Sequence[ArgSpec], target: Target, fronten
     cache: Dict[str, str] = {}
 
     start = time.perf_counter()
-    memo = frontend_key(bundle, args, options)
+    memo = frontend_key(bundle, args, options, caches)
     cached = frontend_cache.get(memo)
     if cached is not None:
         result = FrontendResult.from_json(json.loads(cached))
@@ -73,7 +76,7 @@ def build(bundle: KernelBundle, args: Sequence[ArgSpec], target: Target, fronten
         on_frontend(memo)
 
     start = time.perf_counter()
-    key = artifact_key(target.toolchain.id, result)
+    key = artifact_key(target.toolchain.id, result, caches)
     artifact = artifact_cache.get(key)
     if artifact is not None:
         cache["build"] = "hit"
@@ -86,14 +89,14 @@ def build(bundle: KernelBundle, args: Sequence[ArgSpec], target: Target, fronten
 
 
 def from_caches(bundle: KernelBundle, args: Sequence[ArgSpec], toolchain_id: str, frontend_cache: Cache,
-          artifact_cache: Cache, options: Dict[str, Any] | None = None) -> Build | None:
+          artifact_cache: Cache, options: Dict[str, Any] | None = None, caches: str = "") -> Build | None:
     """What `build` would give, from the caches alone (a host that only runs); None on a miss."""
     start = time.perf_counter()
-    cached = frontend_cache.get(frontend_key(bundle, args, dict(options or {})))
+    cached = frontend_cache.get(frontend_key(bundle, args, dict(options or {}), caches))
     if cached is None:
         return None
     result = FrontendResult.from_json(json.loads(cached))
-    artifact = artifact_cache.get(artifact_key(toolchain_id, result))
+    artifact = artifact_cache.get(artifact_key(toolchain_id, result, caches))
     if artifact is None:
         return None
     return Build(result, artifact, {"frontend": 0.0, "build": time.perf_counter() - start},
