@@ -259,7 +259,7 @@ class TargetState(BaseModel):
     description: str
     workers: int
     socs: Dict[str, int]  # SOC -> its live workers
-    queued: int  # jobs waiting in the target's queues
+    queued: int  # jobs waiting in the target's queues: the caller's own (an operator's: every tenant's)
     oldest_queued_s: Optional[float]  # how long the oldest of them has waited
     live: List[TargetWorker]
 

@@ -50,6 +50,9 @@ class Tenant:
     # whose compile caches this tenant's launches read and fill: its own, unless the tenants file
     # gives tenants that share their caches the same "cache_group"
     cache_group: str = ""
+    # sees the pool's figures (every tenant's series and queues in /metrics and /v1/targets, the
+    # workers); a tenant sees its own only
+    operator: bool = False
 
     @property
     def caches(self) -> str:
@@ -61,7 +64,7 @@ class Tenants:
         self._by_hash = tenants  # [(token_sha256, Tenant)]
         self.open_mode = not tenants
         self.count = len(tenants)
-        self._open = Tenant(OPEN_TENANT, default_limits)
+        self._open = Tenant(OPEN_TENANT, default_limits, operator=True)  # the one tenant is the whole pool
 
     @classmethod
     def from_settings(cls, settings: ServiceSettings) -> "Tenants":
@@ -81,7 +84,7 @@ class Tenants:
             if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
                 raise ValueError(f"tenant {entry.get('name')!r}: token_sha256 must be 64 hex digits")
             tenant = Tenant(str(entry["name"]), Limits.from_json(entry.get("limits", {}), defaults),
-                            str(entry.get("cache_group", "")))
+                            str(entry.get("cache_group", "")), entry.get("operator") is True)
             tenants.append((digest, tenant))
         return cls(tenants, defaults)
 

@@ -14,11 +14,14 @@ from prometheus_client.parser import text_string_to_metric_families
 import ascrun
 import faulty
 import ops
-from conftest import Service, _free_port, ghost_worker, start_redis
+from ascrun.compiler.errors import Kind
+from ascrun.server.store.jobs import JobStore
+from conftest import LIVENESS, Service, _free_port, ghost_worker, start_redis
 
 pytestmark = pytest.mark.service
 
-TOKEN = "metrics-test-token"
+TOKEN = "metrics-test-token"  # the operator's
+TENANT_TOKENS = {"alice": "metrics-alice-token", "bob": "metrics-bob-token"}
 CPU_RUN = {"target": "cpu", "soc": "any", "stage": "run"}
 N = 4096  # elements binary_kernel adds: 16 KiB, inline
 
@@ -32,7 +35,13 @@ def scrape(url: str, token: str | None = None) -> dict:
             for family in text_string_to_metric_families(response.text) for s in family.samples}
 
 
+TENANT_SERIES = ("ascrun_jobs_total", "ascrun_cache_lookups_total", "ascrun_stage_seconds", "ascrun_tensor_bytes_total")
+
+
 def value(samples: dict, name: str, **labels) -> float:
+    """A sample's value; of a tenant's series, open mode's one tenant's unless `tenant` is given."""
+    if name.startswith(TENANT_SERIES):
+        labels.setdefault("tenant", "open")
     return samples.get((name, frozenset(labels.items())), 0.0)
 
 
@@ -115,7 +124,10 @@ def guarded(tmp_path_factory):
     """A Redis of its own (its queue is not drained by the session's workers) and two API servers
     on it: one serving /metrics behind tokens, one on a metrics port of its own."""
     redis_process, url = start_redis(tmp_path_factory.mktemp("metrics-redis"))
-    tenants = json.dumps({"tenants": [{"name": "ops", "token_sha256": hashlib.sha256(TOKEN.encode()).hexdigest()}]})
+    tenants = json.dumps({"tenants": [
+        {"name": "ops", "token_sha256": hashlib.sha256(TOKEN.encode()).hexdigest(), "operator": True},
+        *[{"name": name, "token_sha256": hashlib.sha256(token.encode()).hexdigest()}
+          for name, token in TENANT_TOKENS.items()]]})
     metrics_port = _free_port()
     servers = [Service(url, {"ASCRUN_TENANTS": tenants}),
                Service(url, {"ASCRUN_TENANTS": tenants, "ASCRUN_METRICS_PORT": str(metrics_port)})]
@@ -150,6 +162,36 @@ def test_queue_depth_oldest_age_and_live_workers(guarded):
             assert value(samples, "ascrun_queue_oldest_age_seconds", **CPU_RUN) > 0
             assert value(samples, "ascrun_workers_live", target="cpu", soc="any", role="run") == 1
             assert value(samples, "ascrun_workers_live", target="cpu", soc="any", role="build") == 0
+
+
+def test_a_tenant_sees_its_own_figures_and_the_operator_the_pools(guarded):
+    """Another tenant's jobs, their ends and kinds, its queues, the pool's workers and the API's
+    HTTP series are the operator's to see, in /metrics and /v1/targets: a tenant sees its own."""
+    url, (behind_tokens, _), metrics_url, _ = guarded
+    connection = redis.Redis.from_url(url)
+    where = {"target": "cpu", "soc": "TenantGhost", "stage": "run"}
+    with ghost_worker(connection, {"cpu": {"socs": ["TenantGhost"], "stages": ["run"]}}, "tenant-ghost"):
+        with ascrun.Client(behind_tokens.url, token=TENANT_TOKENS["alice"]) as alice:
+            x = np.ones(256, np.float32)
+            waiting = alice.submit(ops.binary_kernel, 1, x, x, np.zeros_like(x), 256, "add", soc="TenantGhost")
+            ended = alice.submit(ops.binary_kernel, 1, x, x, np.zeros_like(x), 256, "add", soc="TenantGhost")
+        JobStore(connection, LIVENESS).fail(ended.id, Kind.RUNTIME_ERROR, "alice's secret failure")
+        seen = {name: scrape(behind_tokens.url, token) for name, token in TENANT_TOKENS.items()}
+        seen["ops"] = scrape(behind_tokens.url, TOKEN)
+        targets = {name: httpx.get(f"{behind_tokens.url}/v1/targets", headers={"Authorization": f"Bearer {token}"})
+                   .json()["targets"][0] for name, token in [*TENANT_TOKENS.items(), ("ops", TOKEN)]}
+    assert not any(dict(labels).get("tenant") == "alice" for _, labels in seen["bob"])
+    assert not any(name.startswith(("ascrun_workers_live", "ascrun_http")) for name, _ in seen["bob"])
+    assert value(seen["bob"], "ascrun_queue_depth", **where) == 0 and targets["bob"]["queued"] == 0
+    # both of hers wait in her queue (the failed one until a worker takes it and drops it)
+    assert value(seen["alice"], "ascrun_queue_depth", **where) == 2 and targets["alice"]["queued"] == 2
+    assert value(seen["alice"], "ascrun_jobs_total", tenant="alice", target="cpu", soc="TenantGhost",
+                 status="failed", error_kind="runtime_error") == 1
+    assert value(seen["ops"], "ascrun_jobs_total", tenant="alice", target="cpu", soc="TenantGhost",
+                 status="failed", error_kind="runtime_error") == 1
+    assert value(seen["ops"], "ascrun_queue_depth", **where) >= 1 and targets["ops"]["queued"] >= 1
+    assert any(name.startswith("ascrun_workers_live") for name, _ in seen["ops"])
+    assert waiting.status == "queued"
 
 
 def test_a_scrape_without_redis_says_so(guarded):

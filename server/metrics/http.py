@@ -51,8 +51,10 @@ class BlobTransfers:
             await send(message)
 
         await self.app(scope, counted_receive, counted_send)
-        if status == (201 if upload else 200):
-            await recorder.blob_moved(self.connection, "upload" if upload else "download",
+        if status == (201 if upload else 200):  # so the caller's token was valid: the blob is its tenant's
+            authorization = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1") or None
+            who = scope["app"].state.service.tenants.authenticate(authorization)
+            await recorder.blob_moved(self.connection, who.name, "upload" if upload else "download",
                                      time.perf_counter() - start, moved)
 
 
@@ -67,7 +69,7 @@ def mount_metrics(app: FastAPI, settings: ServiceSettings, sync_redis: redis.Red
     instrumentator.add(http_metrics.requests(metric_namespace="ascrun", registry=registry))
     instrumentator.instrument(app)
     app.add_middleware(BlobTransfers, connection=async_redis)
-    if settings.metrics_port:
+    if settings.metrics_port:  # a port only the operator's Prometheus reaches: the pool's figures
         start_http_server(settings.metrics_port, settings.metrics_host, registry)
     else:
-        app.include_router(metrics_router.router(registry))
+        app.include_router(metrics_router.router(registry, lambda tenant: PoolCollector(sync_redis, settings, tenant)))

@@ -25,11 +25,11 @@ STAGE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2
                  300.0, math.inf)
 JOB_STAGES = ("queue", "frontend", "build", "run")  # of a job's timings; upload and download are the API's
 CACHED_STAGES = ("frontend", "build")
-LABELS = {  # series -> its label names
-    "jobs": ("target", "soc", "status", "error_kind"),
-    "cache": ("target", "stage", "result"),
-    "stage_seconds": ("target", "stage"),
-    "bytes": ("direction", "kind"),
+LABELS = {  # series -> its label names; the tenant first: a tenant's scrape shows its own series only
+    "jobs": ("tenant", "target", "soc", "status", "error_kind"),
+    "cache": ("tenant", "target", "stage", "result"),
+    "stage_seconds": ("tenant", "target", "stage"),
+    "bytes": ("tenant", "direction", "kind"),
 }
 NO_SOC = ANY_SOC  # a job naming no SOC, a worker serving none
 
@@ -57,38 +57,38 @@ def _output_bytes(output: Dict[str, Any]) -> int:
 def job_ended(connection: redis.Redis, record: Dict[str, Any]) -> None:
     """A job reached its terminal record (store.jobs.JobStore.finish, once per job): its outcome, the
     time of each stage it went through, its cache hits and misses, its inline outputs' bytes."""
-    target, soc = record.get("target", "unknown"), record.get("soc") or NO_SOC
+    tenant, target, soc = record.get("tenant", ""), record.get("target", "unknown"), record.get("soc") or NO_SOC
     error = record.get("error") or {}
     try:
         with connection.pipeline(transaction=False) as pipe:
-            _count(pipe, "jobs", (target, soc, record["status"], error.get("kind", "none")))
+            _count(pipe, "jobs", (tenant, target, soc, record["status"], error.get("kind", "none")))
             for stage, seconds in (record.get("timings") or {}).items():
                 if stage in JOB_STAGES:
-                    _observe(pipe, "stage_seconds", (target, stage), seconds)
+                    _observe(pipe, "stage_seconds", (tenant, target, stage), seconds)
             for stage, result in (record.get("cache") or {}).items():
                 if stage in CACHED_STAGES:
-                    _count(pipe, "cache", (target, stage, result))
+                    _count(pipe, "cache", (tenant, target, stage, result))
             inline = sum(_output_bytes(o) for o in (record.get("outputs") or {}).values() if "data" in o)
             if inline:
-                _count(pipe, "bytes", ("out", "inline"), inline)
+                _count(pipe, "bytes", (tenant, "out", "inline"), inline)
             pipe.execute()
     except redis.RedisError:
         pass
 
 
-def inline_received(pipe: redis.client.Pipeline, inputs: Dict[str, bytes]) -> None:
+def inline_received(pipe: redis.client.Pipeline, tenant: str, inputs: Dict[str, bytes]) -> None:
     """A submission's inline tensors were accepted: counted within `pipe`, the job's enqueueing."""
     received = sum(len(data) for data in inputs.values())
     if received:
-        _count(pipe, "bytes", ("in", "inline"), received)
+        _count(pipe, "bytes", (tenant, "in", "inline"), received)
 
 
-async def blob_moved(connection: aioredis.Redis, stage: str, seconds: float, size: int) -> None:
-    """A blob went through the API: `stage` "upload" (in) or "download" (out)."""
+async def blob_moved(connection: aioredis.Redis, tenant: str, stage: str, seconds: float, size: int) -> None:
+    """A blob of `tenant`'s went through the API: `stage` "upload" (in) or "download" (out)."""
     try:
         async with connection.pipeline(transaction=False) as pipe:
-            _observe(pipe, "stage_seconds", ("", stage), seconds)  # of no target
-            _count(pipe, "bytes", ("in" if stage == "upload" else "out", "blob"), size)
+            _observe(pipe, "stage_seconds", (tenant, "", stage), seconds)  # of no target
+            _count(pipe, "bytes", (tenant, "in" if stage == "upload" else "out", "blob"), size)
             await pipe.execute()
     except redis.RedisError:  # redis.asyncio raises the same classes
         pass

@@ -2,7 +2,7 @@
 (recorder.py), and through the store the queues' depths and oldest jobs and the live workers."""
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 import redis
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
@@ -23,14 +23,16 @@ COUNTERS = {  # recorded series -> (metric name, help)
 
 
 class PoolCollector(Collector):
-    """prometheus-client calls collect() at each scrape: nothing of the pool is kept in the API."""
+    """prometheus-client calls collect() at each scrape: nothing of the pool is kept in the API.
+    `tenant`: that tenant's view, its own series and queues only; None: the operator's, the pool's."""
 
-    def __init__(self, connection: redis.Redis, settings: ServiceSettings):
-        self.connection = connection
+    def __init__(self, connection: redis.Redis, settings: ServiceSettings, tenant: Optional[str] = None):
+        self.connection, self.tenant = connection, tenant
         self.pool = PoolView(connection, settings)
 
     def collect(self) -> Iterator[Metric]:
-        up = GaugeMetricFamily("ascrun_metrics_redis_up", "Whether this scrape could read the pool's metrics from Redis")
+        up = GaugeMetricFamily("ascrun_metrics_redis_up",
+                               "Whether this scrape could read the pool's metrics from Redis")
         try:
             families = list(self._pool())
         except redis.RedisError:
@@ -40,7 +42,8 @@ class PoolCollector(Collector):
         yield from families
 
     def _pool(self) -> Iterator[Metric]:
-        recorded = recorder.recorded(self.connection)
+        recorded = {series: [(labels, value) for labels, value in found if self.tenant in (None, labels[0])]
+                    for series, found in recorder.recorded(self.connection).items()}  # the tenant label first
         for series, (name, doc) in COUNTERS.items():
             family = CounterMetricFamily(name, doc, labels=recorder.LABELS[series])
             for labels, value in sorted(recorded.get(series, [])):
@@ -55,12 +58,14 @@ class PoolCollector(Collector):
         workers = GaugeMetricFamily("ascrun_workers_live", "Live workers, by target, SOC and role (build, run)",
                                     labels=("target", "soc", "role"))
         for target in TARGETS:
-            for (soc, stage), (count, age) in sorted(self.pool.queues(target).items()):
+            for (soc, stage), (count, age) in sorted(self.pool.queues(target, self.tenant).items()):
                 depth.add_metric((target, soc, stage), count)
                 oldest.add_metric((target, soc, stage), age or 0.0)
             for (soc, role), count in sorted(live_workers(self.pool, target).items()):
                 workers.add_metric((target, soc, role), count)
-        yield from (depth, oldest, workers)
+        yield from (depth, oldest)
+        if self.tenant is None:  # the pool's workers are the operator's figures
+            yield workers
 
 
 def _histogram(recorded: Dict[str, List], series: str, name: str, doc: str) -> HistogramMetricFamily:

@@ -21,11 +21,12 @@ def health(svc: Service = Depends(service)):
 
 @router.get("/v1/targets", response_model=Targets)
 def targets(who: Tenant = Depends(tenant), svc: Service = Depends(service)):
-    """The live pool: each target's workers, by SOC, with what they said they can do, and its queue."""
+    """The live pool: each target's workers, by SOC, with what they said they can do, and its queue
+    (a tenant's own jobs; every tenant's for an operator)."""
     answer = []
     for name in TARGETS:
         live = svc.pool.live_capabilities(name)
-        depth, oldest = svc.pool.queue_depth(name)
+        depth, oldest = svc.pool.queue_depth(name, None if who.operator else who.name)
         socs: dict = {}
         for said in live.values():
             for soc in said.get("socs", []):

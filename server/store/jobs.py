@@ -131,7 +131,7 @@ class JobStore:
             # RQ's job and the queue's name in one transaction
             with self.connection.pipeline() as pipe:
                 enqueue(self.connection, pipe, record, spec["timeout"], ttl)
-                recorder.inline_received(pipe, inputs)
+                recorder.inline_received(pipe, record["tenant"], inputs)
                 pipe.execute()
         return verdict, value[0].decode() if value else None
 

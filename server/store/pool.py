@@ -81,10 +81,10 @@ class PoolView:
     def live_capabilities(self, target: str) -> Dict[str, Dict[str, Any]]:
         return live_capabilities(self.connection, target, ttl_s=self.worker_ttl_s)
 
-    def queue_depth(self, target: str) -> Tuple[int, Optional[float]]:
-        return queue_depth(self.connection, target)
+    def queue_depth(self, target: str, tenant: Optional[str] = None) -> Tuple[int, Optional[float]]:
+        return queue_depth(self.connection, target, tenant)
 
-    def queues(self, target: str) -> Dict[Tuple[str, str], Tuple[int, Optional[float]]]:
-        """(SOC, stage) -> jobs waiting in the target's queues of that SOC and stage (every tenant's),
-        and how long the oldest of those at their heads has waited (s; None: no job waits)."""
-        return depths(self.connection, target)
+    def queues(self, target: str, tenant: Optional[str] = None) -> Dict[Tuple[str, str], Tuple[int, Optional[float]]]:
+        """(SOC, stage) -> jobs waiting in the target's queues of that SOC and stage (every tenant's,
+        or `tenant`'s only), and how long the oldest of those at their heads has waited (s; None: none)."""
+        return depths(self.connection, target, tenant)

@@ -53,33 +53,27 @@ def waiting_in(record: Dict[str, Any]) -> Tuple[str, str]:
     return rq_adapter.queue_key(name), record.get("rq_job", record["id"])
 
 
-def queue_depth(connection: redis.Redis, target: str) -> Tuple[int, Optional[float]]:
-    """Jobs waiting in `target`'s queues, and how long the oldest of those at their heads has waited (s)."""
-    socs = [s.decode() for s in connection.smembers(queue_socs_key(target))]
-    names = sorted(connection.sunion([queues_key(target, soc, stage) for soc in socs for stage in STAGES])) \
-        if socs else []
-    with connection.pipeline(transaction=False) as pipe:
-        for name in names:
-            pipe.llen(rq_adapter.queue_key(name.decode()))
-            pipe.lindex(rq_adapter.queue_key(name.decode()), 0)
-        answers = pipe.execute()
-    depth = sum(answers[0::2])
-    heads = [h.decode() for h in answers[1::2] if h is not None]
-    records = connection.mget([job_key(h) for h in heads]) if heads else []
-    created = [json.loads(r)["created_at"] for r in records if r is not None]
-    return depth, (time.time() - min(created)) if created else None
+def queue_depth(connection: redis.Redis, target: str, tenant: Optional[str] = None) -> Tuple[int, Optional[float]]:
+    """Jobs waiting in `target`'s queues (`tenant`'s only, if given), and how long the oldest of
+    those at their heads has waited (s)."""
+    found = depths(connection, target, tenant).values()
+    ages = [age for _, age in found if age is not None]
+    return sum(count for count, _ in found), max(ages) if ages else None
 
 
-def depths(connection: redis.Redis, target: str) -> Dict[Tuple[str, str], Tuple[int, Optional[float]]]:
-    """(SOC, stage) -> jobs waiting in the target's queues of that SOC and stage (every tenant's),
-    and how long the oldest of those at their heads has waited (s; None: no job waits)."""
+def depths(connection: redis.Redis, target: str,
+           tenant: Optional[str] = None) -> Dict[Tuple[str, str], Tuple[int, Optional[float]]]:
+    """(SOC, stage) -> jobs waiting in the target's queues of that SOC and stage (every tenant's, or
+    `tenant`'s only), and how long the oldest of those at their heads has waited (s; None: no job
+    waits)."""
     socs = sorted(s.decode() for s in connection.smembers(queue_socs_key(target)))
     places = [(soc, stage) for soc in socs for stage in STAGES]
     with connection.pipeline(transaction=False) as pipe:
         for soc, stage in places:
             pipe.smembers(queues_key(target, soc, stage))
         names = pipe.execute()
-    lists = [(place, rq_adapter.queue_key(name.decode())) for place, found in zip(places, names) for name in found]
+    lists = [(place, rq_adapter.queue_key(name.decode())) for place, found in zip(places, names) for name in found
+             if tenant is None or name.decode() == queue_name(target, tenant, place[0], place[1])]
     with connection.pipeline(transaction=False) as pipe:
         for _, key in lists:
             pipe.llen(key)
