@@ -29,7 +29,7 @@ class Hijacked(jail.PythonJail):
                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.ready = False
         self.artifacts = {}
-        self.cpu_s = 0.0
+        self.cpu_s, self.threads, self.stage_pid = 0.0, frozenset(), 0
 
 
 def test_a_jail_that_stops_reading_cannot_hang_the_worker():

@@ -141,29 +141,33 @@ def popen(cmd: Sequence[str], groups: Sequence[int] = (), **kwargs) -> subproces
 
 
 class Usage(NamedTuple):
-    threads: FrozenSet[int]  # every thread id of every process of the jail (bwrap's own included)
-    cpu_s: float  # their CPU time so far
+    threads: FrozenSet[int]  # the process's thread ids
+    cpu_s: float  # its CPU time so far
 
 
-def usage(process: subprocess.Popen) -> Usage:
-    """What the jail `process` (its bwrap) runs now, read from /proc outside it: a jail cannot hide
-    a thread or a process from this, nor say anything about it."""
-    threads, cpu_s, todo = set(), 0.0, [process.pid]
-    while todo:
-        pid = todo.pop()
+def stage_pid(process: subprocess.Popen) -> int:
+    """The pid of the stage a jail `process` (its bwrap) runs: the last of the chain bwrap, its init
+    in the jail's pid namespace, the stage (a stage that cannot fork starts nothing below it)."""
+    pid = process.pid
+    while True:
         try:
-            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            tids = os.listdir(f"/proc/{pid}/task")
-        except (FileNotFoundError, ProcessLookupError, IndexError):
-            continue  # it ended meanwhile
-        cpu_s += (int(stat[11]) + int(stat[12])) / CLOCK_TICKS  # utime, stime: fields 14 and 15
-        for tid in tids:
-            threads.add(int(tid))
-            try:
-                todo += [int(child) for child in Path(f"/proc/{pid}/task/{tid}/children").read_text().split()]
-            except FileNotFoundError:
-                pass
-    return Usage(frozenset(threads), cpu_s)
+            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        except FileNotFoundError:
+            return pid
+        if not children:
+            return pid
+        pid = int(children[0])
+
+
+def usage(pid: int) -> Usage:
+    """What the process `pid` runs now, read from /proc outside its jail: a jailed stage can neither
+    hide a thread from this nor say anything about it."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        threads = frozenset(int(tid) for tid in os.listdir(f"/proc/{pid}/task"))
+    except (FileNotFoundError, ProcessLookupError):
+        return Usage(frozenset(), 0.0)  # it ended
+    return Usage(threads, (int(stat[11]) + int(stat[12])) / CLOCK_TICKS)  # utime, stime: fields 14 and 15
 
 
 def kill(process: subprocess.Popen) -> None:

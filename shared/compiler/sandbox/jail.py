@@ -30,8 +30,9 @@ class PythonJail:
     def __init__(self, stage: str, limits: Dict, ro_paths: Sequence[str] = (), devices: Sequence[str] = (),
                  environment: Mapping[str, str] | None = None):
         self.artifacts: Dict[str, bool] = {}  # a run jail's: digests of the artifacts it holds, oldest first
-        self.cpu_s = 0.0  # its CPU time so far, as /proc showed it after its last request
-        self.threads: frozenset = frozenset()  # its threads once ready (bwrap.usage)
+        self.cpu_s = 0.0  # its stage's CPU time so far, as /proc showed it after its last request
+        self.threads: frozenset = frozenset()  # its stage's threads once ready (bwrap.usage)
+        self.stage_pid = 0
         self.process = bwrap.popen(bwrap.python_command(stage, limits, ro_paths, devices, environment),
                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.ready = False
@@ -42,7 +43,8 @@ class PythonJail:
             if header.get("ready") is not True:
                 raise JailCrashed("the jail did not start")
             self.ready = True
-            self.threads = bwrap.usage(self.process).threads
+            self.stage_pid = bwrap.stage_pid(self.process)
+            self.threads = bwrap.usage(self.stage_pid).threads
 
     def _read(self, deadline: float, cap: int = MAX_BLOB_BYTES):
         try:

@@ -100,7 +100,7 @@ class JailedRunners:
     def _jail(self) -> PythonJail:
         jail_ = self.jails.pop(self.tenant, None)
         if jail_ is not None:
-            now = usage(jail_.process)
+            now = usage(jail_.stage_pid)
             # its RLIMIT_CPU (a limit on its whole life) could end this job, or it ran while idle
             if now.cpu_s + self.deadline.left() >= self.limits["cpu"] or now.cpu_s - jail_.cpu_s > IDLE_CPU_S:
                 jail_.close()
@@ -166,7 +166,7 @@ class JailedRunners:
     def _left_running(self, jail_: PythonJail) -> str:
         """Why the jail cannot serve another launch ("" if it can): what the kernel started still
         runs (a launch may start threads and return). Such a jail is stopped at once."""
-        now = usage(jail_.process)
+        now = usage(jail_.stage_pid)
         jail_.cpu_s = now.cpu_s
         started = now.threads - jail_.threads
         if not started:
