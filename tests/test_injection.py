@@ -138,9 +138,11 @@ def test_colliding_kernels_of_two_tenants_each_run_their_own(pool, tmp_path):
         assert "loc(" not in bob.source(b.job_id)
         assert 'AscendC::printf("Hello loc(<C++>) world %d\\n", ' in alice.source(a.job_id)
 
-        # the same kernel from another file: its own frontend run, the same C++, so the build is shared
-        same = _hello(tmp_path, "bob_copy", "Hello loc(<C++>) world %d\\n")
-        again = bob.launch(same, 1, 43)
+        # the same kernel from another file: its own frontend run, the same C++, so alice's build is
+        # reused for her; bob's caches are his own
+        same = _hello(tmp_path, "alice_copy", "Hello loc(<C++>) world %d\\n")
+        again = alice.launch(same, 1, 43)
         assert again.log == TAG + "Hello loc(<C++>) world 43\n"
         assert again.cache == {"frontend": "miss", "build": "hit"}
         assert again.ir_hash == a.ir_hash
+        assert bob.launch(same, 1, 44).cache == {"frontend": "miss", "build": "miss"}
