@@ -29,9 +29,9 @@ MAX_ANSWER_BYTES = 64 << 20  # a child's answer, as the zygote relays it
 class JailedFrontend:
     """frontend.run in a child of a jailed zygote. A child's fork copies its zygote's memory, and a
     zygote has read every request it relayed: so a zygote serves one tenant, as a run jail does,
-    and the least recently used goes when there are more than `size`. A spare zygote, warmed before
-    any tenant's job, goes to the next tenant without one and is replaced at once (the new spare
-    warms while that job runs). A zygote that fails is replaced."""
+    and the least recently used goes when there are more than `size`. The zygote warmed before the
+    worker's first job (`start`) goes to its first tenant; another tenant's first compile on this
+    worker starts one of its own (about a second of CPU, once). A zygote that fails is replaced."""
     START_S = 120  # importing and warming pyasc
 
     def __init__(self, limits: Dict, size: int = 4):
@@ -46,7 +46,7 @@ class JailedFrontend:
         return self
 
     def start(self) -> None:
-        """The spare, warm: a worker's first compile is then as fast as its next ones."""
+        """A zygote warm before any job: the worker's first compile is then as fast as its next ones."""
         if self.spare is None or not self.spare.alive:
             self.spare = PythonJail("frontend", self.limits)
         self.spare.wait_ready(time.monotonic() + min(self.START_S, self.deadline.left()))
@@ -54,9 +54,8 @@ class JailedFrontend:
     def _zygote(self) -> PythonJail:
         zygote = self.zygotes.pop(self.tenant, None)
         if zygote is None or not zygote.alive:
-            if self.spare is None or not self.spare.alive:
-                self.spare = PythonJail("frontend", self.limits)
-            zygote, self.spare = self.spare, PythonJail("frontend", self.limits)
+            spare, self.spare = self.spare, None
+            zygote = spare if spare is not None and spare.alive else PythonJail("frontend", self.limits)
         self.zygotes[self.tenant] = zygote  # most recent last
         while len(self.zygotes) > self.size:
             self.zygotes.pop(next(iter(self.zygotes))).close()
