@@ -1,7 +1,7 @@
 """What server/store/rq_adapter.py assumes of RQ, checked against the installed RQ on a real Redis:
 the keys RQ keeps queues, jobs and taken jobs under, its job hash's fields for a queued and a
-started job, how a worker takes a job off one queue or several, what RQ keeps of a run, and a
-worker's round-robin order once a queue is added. An RQ upgrade that breaks one of these fails
+started job, how a worker takes a job off one queue or several, what RQ keeps of a run, a worker's
+queues grown and read in the order we give, and a job put back. An RQ upgrade that breaks one of these fails
 here, saying which assumption it broke, before the reaper or the workers misbehave."""
 import time
 import uuid
@@ -186,30 +186,53 @@ def test_a_run_leaves_one_json_result(connection):
     assert rq_adapter.runs(connection, uuid.uuid4().hex) == 0
 
 
-def test_an_added_queue_joins_the_round_robin_last(connection):
-    """A worker serving queues a and b takes a's first job, then is given c (as the ascrun worker
-    is given a tenant's new queue between two dequeues): it goes on b, a, c, b, a, c... and reports c."""
+def test_an_added_queue_is_served_and_the_dequeue_order_is_ours(connection):
+    """A worker serving queues a and b is given c between two dequeues (as the ascrun worker is
+    given a tenant's new queue), and each dequeue reads the queues rq_adapter.dequeue_order named,
+    in that order: c before b (a's job waits), then a alone; the worker reports c."""
     a, b, c = (_name(q) for q in "abc")
+    orders = {1: [b], 3: [a]}
 
-    class Growing(InProcessRoundRobin):
+    class Ordered(InProcessRoundRobin):
         dequeues = 0
 
         def dequeue_job_and_maintain_ttl(self, timeout, max_idle_time=None):
             self.dequeues += 1
-            if self.dequeues == 2:
-                rq_adapter.add_queue(self, c)
+            if self.dequeues == 1:
+                orders[1].insert(0, rq_adapter.add_queue(self, c).name)
+            names = orders.get(self.dequeues, orders[1] if self.dequeues < 3 else orders[3])
+            rq_adapter.dequeue_order(self, [q for n in names for q in self.queues if q.name == n])
             return super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)
 
     ran = _name("ran")
     for queue, tag in ((a, "a"), (b, "b"), (c, "c")):
-        for i in (1, 2):
-            _enqueue(connection, queue, "test_rq_adapter.note", ran, f"{tag}{i}")
-    worker = Growing([a, b], connection=connection, serializer=rq_adapter.SERIALIZER, name=_name("worker"))
+        _enqueue(connection, queue, "test_rq_adapter.note", ran, tag)
+    worker = Ordered([a, b], connection=connection, serializer=rq_adapter.SERIALIZER, name=_name("worker"))
     _work(worker)
     order = [tag.decode() for tag in connection.lrange(ran, 0, -1)]
-    expected = ["a1", "b1", "a2", "c1", "b2", "c2"]
-    assert order == expected, f"after rq_adapter.add_queue the worker ran {order}, not {expected} {UPGRADE}"
+    assert order == ["c", "b", "a"], f"with rq_adapter.dequeue_order the worker ran {order} {UPGRADE}"
     assert worker.queue_names() == [a, b, c], f"the worker does not report the added queue {UPGRADE}"
+
+
+@pytest.mark.parametrize("queues", [1, 2])
+def test_a_job_put_back_is_the_next_one_taken_and_runs_once(connection, queues):
+    """A worker that dequeued a job and did not start it (its tenant's share was taken meanwhile)
+    puts it back at the head of its queue: the job still reads queued, sits in no intermediate
+    list, and the next worker takes it before the jobs queued after it, and runs it once."""
+    names = [_name(f"put-back-{i}") for i in range(queues)]
+    ran = _name("ran")
+    first = _enqueue(connection, names[0], "test_rq_adapter.note", ran, "first")
+    _enqueue(connection, names[0], "test_rq_adapter.note", ran, "second")
+    taker = InProcessRoundRobin(names, connection=connection, serializer=rq_adapter.SERIALIZER, name=_name("taker"))
+    job, queue = taker.dequeue_job_and_maintain_ttl(None)
+    assert job.id == first and queue.name == names[0], UPGRADE
+    rq_adapter.put_back(connection, queue.name, job.id)
+    assert rq_adapter.job_state(connection, first).status in rq_adapter.WAITING, UPGRADE
+    assert not rq_adapter.Taken(connection, names[0]).holds(first), UPGRADE
+    assert connection.lindex(rq_adapter.queue_key(names[0]), 0).decode() == first, UPGRADE
+    _work(InProcessRoundRobin(names, connection=connection, serializer=rq_adapter.SERIALIZER, name=_name("worker")))
+    assert [t.decode() for t in connection.lrange(ran, 0, -1)] == ["first", "second"], UPGRADE
+    assert rq_adapter.runs(connection, first) == 1, UPGRADE
 
 
 def test_since_heartbeat(connection):

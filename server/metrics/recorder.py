@@ -30,6 +30,7 @@ LABELS = {  # series -> its label names; the tenant first: a tenant's scrape sho
     "cache": ("tenant", "target", "stage", "result"),
     "stage_seconds": ("tenant", "target", "stage"),
     "bytes": ("tenant", "direction", "kind"),
+    "worker_seconds": ("tenant", "target"),
 }
 NO_SOC = ANY_SOC  # a job naming no SOC, a worker serving none
 
@@ -71,6 +72,16 @@ def job_ended(connection: redis.Redis, record: Dict[str, Any]) -> None:
             inline = sum(_output_bytes(o) for o in (record.get("outputs") or {}).values() if "data" in o)
             if inline:
                 _count(pipe, "bytes", (tenant, "out", "inline"), inline)
+            pipe.execute()
+    except redis.RedisError:
+        pass
+
+
+def worker_time(connection: redis.Redis, tenant: str, target: str, seconds: float) -> None:
+    """A worker spent `seconds` on one of `tenant`'s jobs (its share: store/share.py)."""
+    try:
+        with connection.pipeline(transaction=False) as pipe:
+            _count(pipe, "worker_seconds", (tenant, target), float(seconds))
             pipe.execute()
     except redis.RedisError:
         pass

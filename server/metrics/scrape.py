@@ -19,6 +19,8 @@ COUNTERS = {  # recorded series -> (metric name, help)
     "jobs": ("ascrun_jobs", "Jobs ended, by target, SOC, status and error kind"),
     "cache": ("ascrun_cache_lookups", "Compile cache lookups of the jobs ended, by target, stage and result"),
     "bytes": ("ascrun_tensor_bytes", "Tensor bytes into and out of the service, by direction and kind (blob, inline)"),
+    "worker_seconds": ("ascrun_worker_seconds", "Worker time spent on jobs, by tenant and target (a tenant's share: "
+                       "max_running_jobs, worker_seconds_per_minute)"),
 }
 
 

@@ -20,6 +20,7 @@ from .cache import RedisCache
 from .keys import (QUEUED, STARTED, alive_key, done_channel, files_key, final_key, idempotency_key, inputs_key,
                    job_key, spec_key, tenant_key, trace_key)
 from .queues import enqueue, waiting_in
+from .share import SHARES, share_value
 
 # How often a running job says it is alive and how long until it is lost: settings.job_heartbeat_s, _ttl_s.
 # Tensors up to this size travel inline (base64) in the submission and in the result: a cached
@@ -131,6 +132,7 @@ class JobStore:
             # RQ's job and the queue's name in one transaction
             with self.connection.pipeline() as pipe:
                 enqueue(self.connection, pipe, record, spec["timeout"], ttl)
+                pipe.hset(SHARES, tenant, share_value(limits.max_running_jobs, limits.worker_seconds_per_minute))
                 recorder.inline_received(pipe, record["tenant"], inputs)
                 pipe.execute()
         return verdict, value[0].decode() if value else None

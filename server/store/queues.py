@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Set, Tuple
 
 import redis
 
@@ -24,6 +24,23 @@ def queue_name(target: str, tenant: str, soc: Optional[str] = None, stage: str =
     """One RQ queue per stage, target, SOC and tenant: a worker dequeues round-robin across
     tenants, so one tenant's burst never delays another's job, and only from the SOCs it serves."""
     return f"ascrun-{stage}-{target}-{soc or ANY_SOC}-{tenant}"
+
+
+class QueuePlace(NamedTuple):
+    stage: str
+    target: str
+    soc: str
+    tenant: str
+
+
+def place_of(name: str, served: Dict[str, Dict[str, Any]]) -> Optional[QueuePlace]:
+    """Whose jobs queue `name` holds, and for what, if it is one of the queues `served` reads (see
+    served_queues): tenant names and SOC labels may hold dashes, so the longest served prefix wins."""
+    places = [QueuePlace(stage, target, soc or ANY_SOC, "") for target, capabilities in served.items()
+              for soc in [None, *capabilities.get("socs", [])] for stage in capabilities.get("stages", STAGES)]
+    found = [(queue_name(p.target, "", p.soc, p.stage), p) for p in places]
+    prefix, place = max(((n, p) for n, p in found if name.startswith(n)), key=lambda f: len(f[0]), default=("", None))
+    return None if place is None else place._replace(tenant=name[len(prefix):])
 
 
 def enqueue(connection: redis.Redis, pipe: redis.client.Pipeline, record: Dict[str, Any], timeout_s: float,

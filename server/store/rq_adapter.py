@@ -1,8 +1,8 @@
 """Everything ascrun assumes about RQ's internals, in one place (hence rq==2.12.0 pinned in
 pyproject.toml): where RQ keeps a queue and its jobs in Redis, which fields of its job hash the
 reaper reads and what they hold, how a worker takes a job off its queues (the intermediate list),
-what RQ keeps of each run, how a worker's round-robin order grows by a queue, and how it serves its
-command channel.
+what RQ keeps of each run, how a worker's queues grow and in which order it reads them, how a job
+taken is put back, and how it serves its command channel.
 tests/test_rq_adapter.py checks each assumption against the installed RQ: an RQ upgrade that
 breaks one fails there, saying which.
 
@@ -92,15 +92,31 @@ def current_job() -> Tuple[redis.Redis, str]:
     return job.connection, job.worker_name
 
 
-def add_queue(worker, name: str) -> None:
-    """Make RQ `worker` (a running one, between two dequeues) serve queue `name` too, last in its
-    round-robin order. RQ 2.12 has no public way to change a worker's queues once it is made: it
-    keeps them in `queues` (what it reports; perform_job takes a job out of the intermediate list
-    itself only when there is one queue) and dequeues in the order of the private `_ordered_queues`,
-    which RoundRobinWorker rotates past the queue of each job it took."""
+def add_queue(worker, name: str) -> Queue:
+    """Make RQ `worker` (a running one, between two dequeues) serve queue `name` too, and return it.
+    RQ 2.12 has no public way to change a worker's queues once it is made: it keeps them in `queues`
+    (what it reports; perform_job takes a job out of the intermediate list itself only when there
+    is one queue)."""
     queue = Queue(name, connection=worker.connection, serializer=worker.serializer)
     worker.queues.append(queue)
-    worker._ordered_queues.append(queue)
+    return queue
+
+
+def dequeue_order(worker, queues: Sequence[Queue]) -> None:
+    """The queues RQ `worker`'s next dequeue reads, the first first: RQ dequeues in the order of the
+    private `_ordered_queues` (which a RoundRobinWorker rotates past the queue of each job it took,
+    through reorder_queues)."""
+    worker._ordered_queues = list(queues)
+
+
+def put_back(connection: redis.Redis, queue: str, rq_id: str) -> None:
+    """Put a job a worker dequeued but did not start back at the head of its queue, as if no worker
+    had taken it: RQ pops it from the queue's list (several queues) or moves it to the intermediate
+    list (one queue); its hash still says queued."""
+    with connection.pipeline() as pipe:
+        pipe.lrem(IntermediateQueue(queue_key(queue), connection).key, 0, rq_id)
+        pipe.lpush(queue_key(queue), rq_id)
+        pipe.execute()
 
 
 def subscribe_commands(worker, poll_s: float) -> None:

@@ -12,15 +12,18 @@ import os
 import socket
 import threading
 import time
-from typing import Dict, Sequence
+from contextlib import contextmanager
+from typing import Dict, Iterator, List, Sequence
 
 import redis
 from rq.worker import RoundRobinWorker, WorkerStatus
 
 from ...compiler.settings import ServiceSettings
 from ..store import rq_adapter
+from ..metrics import recorder
 from ..store.pool import worker_beat, worker_gone
-from ..store.queues import STAGES, queue_name, served_queues
+from ..store.queues import STAGES, QueuePlace, place_of, queue_name, served_queues
+from ..store.share import Shares
 from . import job
 
 
@@ -31,8 +34,10 @@ COMMANDS_POLL_S = 1.0  # RQ's command channel thread wakes this often (RQ: 60 s)
 
 class AscrunWorker(RoundRobinWorker):
     """RQ's round-robin worker over every tenant's queue of its targets (queues.served_queues, read
-    anew each settings.queue_refresh_s, so a tenant's first job needs no restart), told apart when it stops
-    on request (SIGTERM/SIGINT) from when its loop gave up on an error, such as Redis going away."""
+    anew each settings.queue_refresh_s, so a tenant's first job needs no restart), one turn per
+    tenant however many queues it has, skipping a tenant at its share of the workers
+    (store/share.py); told apart when it stops on request (SIGTERM/SIGINT) from when its loop gave
+    up on an error, such as Redis going away."""
     stop_requested = False
     _suspension_checked = float("-inf")
     _queues_read = float("-inf")
@@ -40,13 +45,30 @@ class AscrunWorker(RoundRobinWorker):
     def __init__(self, served: Dict[str, Dict], settings: ServiceSettings, *args, **kwargs):
         self.served = served  # target -> its capabilities, "socs" among them
         self.queue_refresh_s = settings.queue_refresh_s
+        self.shares = Shares(kwargs["connection"], settings.job_heartbeat_ttl_s, settings.job_heartbeat_s)
+        self._places: Dict[str, QueuePlace] = {}
         super().__init__(self._queue_names(kwargs["connection"]), *args, **kwargs)
+        self.turns: List = list(self.queues)  # every queue served, in round-robin order (reorder_queues)
 
     def _queue_names(self, connection: redis.Redis) -> list:
         """The queues of jobs for the targets and stages served, naming no SOC or one of the SOCs served."""
         names = served_queues(connection, self.served)
         target, capabilities = next(iter(self.served.items()))  # RQ wants a queue, even before the first job
         return sorted(names) or [queue_name(target, "open", stage=capabilities.get("stages", STAGES)[0])]
+
+    def place(self, queue) -> QueuePlace:
+        if queue.name not in self._places:
+            self._places[queue.name] = place_of(queue.name, self.served) or QueuePlace("", "", "", "")
+        return self._places[queue.name]
+
+    def reorder_queues(self, reference_queue):
+        """One turn per tenant: after a job from one of a tenant's queues, every queue of that tenant
+        goes last, the one the job came from last of them (a tenant spreading its jobs over SOCs or
+        stages gets no more turns)."""
+        tenant = self.place(reference_queue).tenant
+        others = [q for q in self.turns if self.place(q).tenant != tenant]
+        own = [q for q in self.turns if self.place(q).tenant == tenant and q.name != reference_queue.name]
+        self.turns = others + own + [q for q in self.turns if q.name == reference_queue.name]
 
     def heartbeat(self, timeout=None, pipeline=None):
         """RQ beats before and after each job, two round trips each time: on the cached path that
@@ -70,9 +92,40 @@ class AscrunWorker(RoundRobinWorker):
 
     def execute_job(self, job, queue):
         """In this process, as SimpleWorker does; the job's own deadline kills its jails."""
-        self.prepare_execution(job)
-        self.perform_job(job, queue)
+        with self._share(self.place(queue), job.id):
+            self.prepare_execution(job)
+            self.perform_job(job, queue)
         self.set_state(WorkerStatus.IDLE)
+
+    @contextmanager
+    def _share(self, place: QueuePlace, job_id: str) -> Iterator[None]:
+        """The job holds the running slot dequeue claimed for it; worker time is charged ahead each
+        beat while it runs and settled when it ends."""
+        charged = [self.shares.ahead_s]  # by the claim
+        done = threading.Event()
+
+        def beat():
+            while not done.wait(self.shares.ahead_s):
+                try:
+                    self.shares.beat(place.tenant, job_id)
+                    charged[0] += self.shares.ahead_s
+                except redis.RedisError:
+                    pass  # Redis is away: the slot goes stale and frees itself
+
+        thread = threading.Thread(target=beat, name="ascrun-share-beat", daemon=True)
+        thread.start()
+        start = time.monotonic()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
+            spent = time.monotonic() - start
+            try:
+                self.shares.release(place.tenant, job_id, charged[0], spent)
+            except redis.RedisError:
+                pass  # the slot goes stale and frees itself
+            recorder.worker_time(self.connection, place.tenant, place.target, spent)
 
     def subscribe(self):
         """RQ's command channel, its thread polling each COMMANDS_POLL_S: a worker told to stop
@@ -85,18 +138,34 @@ class AscrunWorker(RoundRobinWorker):
         super().request_stop(signum, frame)
 
     def dequeue_job_and_maintain_ttl(self, timeout, max_idle_time=None):
+        """The next job of a tenant below its share, with its running slot claimed. While a tenant
+        is held back, the shares are read again every job heartbeat (when a slot may have freed)."""
         while True:
             if time.monotonic() - self._queues_read >= self.queue_refresh_s:
                 self._queues_read = time.monotonic()
                 known = {q.name for q in self.queues}
-                for name in self._queue_names(self.connection):
-                    if name not in known:
-                        rq_adapter.add_queue(self, name)
-            if timeout is None:  # burst: one non-blocking look
-                return super().dequeue_job_and_maintain_ttl(None, max_idle_time)
-            result = super().dequeue_job_and_maintain_ttl(self.queue_refresh_s, self.queue_refresh_s)
-            if result is not None:
+                self.turns += [rq_adapter.add_queue(self, n) for n in self._queue_names(self.connection)
+                               if n not in known]
+            blocked = self.shares.blocked({self.place(q).tenant for q in self.turns})
+            wait = min(self.queue_refresh_s, self.shares.ahead_s) if blocked else self.queue_refresh_s
+            open_turns = [q for q in self.turns if self.place(q).tenant not in blocked]
+            if not open_turns:
+                if timeout is None:
+                    return None  # burst: nothing may start now
+                self.heartbeat()
+                time.sleep(wait)
+                continue
+            rq_adapter.dequeue_order(self, open_turns)
+            result = super().dequeue_job_and_maintain_ttl(None if timeout is None else wait,
+                                                          max_idle_time if timeout is None else wait)
+            if result is None:
+                if timeout is None:
+                    return None  # burst: one non-blocking look
+                continue
+            job, queue = result
+            if self.shares.claim(self.place(queue).tenant, job.id):
                 return result
+            rq_adapter.put_back(self.connection, queue.name, job.id)  # another worker took the last slot first
 
 
 def _wait_for_redis(connection: redis.Redis) -> None:
