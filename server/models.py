@@ -25,9 +25,18 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+Name = Annotated[str, Field(max_length=256)]  # a Python identifier, a dotted module, a struct's name
+# Bounds on what a client sends, far above any real kernel's and checked before anything is kept or
+# parsed further; the tenant's max_bundle_bytes bounds the whole bundle besides.
+MAX_SOURCE_CHARS = 4 << 20
+MAX_FUNCTIONS = 256
+MAX_NAMES = 1024  # constants, modules, structs or annotations of a bundle
+MAX_LITERAL_CHARS = 64 << 10  # a constant's Python literal
+
+
 class BundleFunction(Strict):
-    name: str = Field(max_length=256)
-    source: str
+    name: Name
+    source: str = Field(max_length=MAX_SOURCE_CHARS)
     filename: str = Field(max_length=4096, pattern=r"^[^\x00-\x1f\x7f]*$")  # no NUL, newline or other control
     lineno: int = Field(ge=1, le=MAX_LINENO)
 
@@ -49,12 +58,13 @@ class StructDefinition(Strict):
 
 
 class Bundle(Strict):
-    entry: str = Field(max_length=256)
-    functions: List[BundleFunction] = Field(min_length=1)
-    constants: Dict[str, str] = {}
-    modules: Dict[str, str] = {}
-    structs: Dict[str, StructDefinition] = {}
-    annotations: Dict[str, str] = {}  # typing forms the annotations name: local name -> e.g. "Tuple"
+    entry: Name
+    functions: List[BundleFunction] = Field(min_length=1, max_length=MAX_FUNCTIONS)
+    constants: Dict[Name, Annotated[str, Field(max_length=MAX_LITERAL_CHARS)]] = Field({}, max_length=MAX_NAMES)
+    modules: Dict[Name, Name] = Field({}, max_length=MAX_NAMES)
+    structs: Dict[Name, StructDefinition] = Field({}, max_length=MAX_NAMES)
+    # typing forms the annotations name: local name -> e.g. "Tuple"
+    annotations: Dict[Name, Name] = Field({}, max_length=MAX_NAMES)
 
 
 class TensorArg(Strict):
@@ -101,7 +111,7 @@ class ScalarArg(Strict):
     str a string (for a ConstExpr[str] parameter)."""
     kind: Literal["scalar"]
     dtype: Literal[SCALAR_DTYPES]  # type: ignore[valid-type]
-    value: Union[bool, int, float, str]
+    value: Union[bool, int, float, Annotated[str, Field(max_length=MAX_LITERAL_CHARS)]]
 
     @model_validator(mode="after")
     def _value_of_dtype(self) -> "ScalarArg":
@@ -116,8 +126,8 @@ class StructArg(Strict):
     """A pyasc Struct: `dtype` names one of the bundle's structs, `value` holds every field's value
     (a nested struct's as an object)."""
     kind: Literal["struct"]
-    dtype: str = Field(max_length=256)
-    value: Dict[str, Any]
+    dtype: Name
+    value: Dict[Name, Any] = Field(max_length=structs.MAX_FIELDS)
 
 
 class BenchmarkPolicy(Strict):
@@ -140,6 +150,23 @@ class BenchmarkPolicy(Strict):
         return self
 
 
+class CompileOptions(Strict):
+    """The pyasc options a job may set, as @asc.jit(...) would (asc.runtime.compiler's CompileOptions,
+    asc.runtime.jit's CodegenOptions): a closed set of typed values. Not among them: kernel_type
+    (name it in the kernel's @asc.jit), bisheng_options (the pool's compiler flags are the
+    operator's), auto_sync_log (a file path), print_ir_before_all and always_compile."""
+    debug: Optional[bool] = None
+    strip_loc: Optional[bool] = None
+    verify_sync: Optional[bool] = None
+    run_passes: Optional[bool] = None
+    opt_level: Optional[int] = Field(default=None, ge=0, le=3)
+    auto_sync: Optional[bool] = None
+    insert_sync: Optional[bool] = None
+    matmul_cube_only: Optional[bool] = None
+    capture_exceptions: Optional[bool] = None
+    ir_multithreading: Optional[bool] = None
+
+
 LaunchArg = Annotated[Union[TensorArg, ScalarArg, StructArg], Field(discriminator="kind")]
 
 
@@ -150,7 +177,7 @@ class JobRequest(Strict):
     soc: Optional[str] = Field(default=None, pattern=SOC_PATTERN, description=(
         "the SOC to run on (e.g. Ascend910B1): only workers serving it take the job; none: any worker of the target"))
     args: List[LaunchArg] = Field(max_length=1024)
-    options: Dict[str, Union[bool, int, float, str, None]] = {}
+    options: CompileOptions = CompileOptions()
     timeout: Optional[float] = Field(default=None, gt=0)
     bounds: Literal[BOUNDS] = Field(default="fault", description=(  # type: ignore[valid-type]
         "fault: an access out of its operand stops the launch; warn: one the device would perform (past a "

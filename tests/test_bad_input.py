@@ -98,6 +98,38 @@ def test_hostile_or_broken_bundles_are_rejected_before_running(api, job, stateme
     assert error["kind"] == "bundle_rejected" and why in error["message"]
 
 
+def test_options_are_a_closed_set_of_typed_values(api, job):
+    """Issue 25, 3: `options` was any dict, kept whole in the job's spec for a day (20 jobs of 12 MiB
+    of junk options added 277 MiB); it is pyasc's options a job may set, each of its type."""
+    error = _error(api.post("/v1/jobs", json={**job, "options": {"junk": "x" * 4096}}), 422)
+    assert error["kind"] == "bad_request"
+    assert error["message"].startswith("invalid request: body.options.junk: Extra inputs are not permitted")
+    error = _error(api.post("/v1/jobs", json={**job, "options": {"opt_level": 7}}), 422)
+    assert error["message"].startswith("invalid request: body.options.opt_level: Input should be less than or equal "
+                                       "to 3")
+    error = _error(api.post("/v1/jobs", json={**job, "options": {"bisheng_options": ["-fplugin=x.so"]}}), 422)
+    assert "body.options.bisheng_options: Extra inputs are not permitted" in error["message"]
+    record = api.post("/v1/jobs", json={**job, "options": {"opt_level": 3, "debug": False}}, params={"wait": 30})
+    assert record.json()["status"] == "finished", record.text
+
+
+def test_every_string_and_collection_of_a_submission_is_bounded(api, job):
+    """Each name, literal and list of a bundle has a size, checked before anything is kept."""
+    bundle = job["bundle"]
+    many = {**bundle, "modules": {f"m{i}": "numpy" for i in range(1025)}}
+    error = _error(api.post("/v1/jobs", json={**job, "bundle": many}), 422)
+    assert "body.bundle.modules: Dictionary should have at most 1024 items" in error["message"]
+    long_name = {**bundle, "constants": {"N" * 257: "1"}}
+    error = _error(api.post("/v1/jobs", json={**job, "bundle": long_name}), 422)
+    assert "String should have at most 256 characters" in error["message"]
+    literal = {**bundle, "constants": {"N": "1" * (64 << 10 | 1)}}
+    error = _error(api.post("/v1/jobs", json={**job, "bundle": literal}), 422)
+    assert "String should have at most 65536 characters" in error["message"]
+    text = {"kind": "scalar", "dtype": "str", "value": "x" * (64 << 10 | 1)}
+    error = _error(api.post("/v1/jobs", json={**job, "args": job["args"][:2] + [text]}), 422)
+    assert "String should have at most 65536 characters" in error["message"]
+
+
 def test_enormous_source_is_refused(api, job):
     huge = _with_body(job, '"""', '"""' + "#" * (2 << 20))
     error = _error(api.post("/v1/jobs", json=huge), 413)
