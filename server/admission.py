@@ -82,7 +82,7 @@ class Admission:
         spec = {"tenant": who.name, "caches": who.caches, "bundle": bundle.to_json(), "core_num": body.core_num,
                 "target": body.target,
                 "args": args, "options": body.options.model_dump(exclude_none=True), "timeout": timeout, "bounds": body.bounds,
-                "hazards": body.hazards}
+                "hazards": body.hazards, "max_log_bytes": limits.max_log_bytes}
         if policy is not None:
             spec["benchmark"] = policy
         idempotency = None
@@ -159,6 +159,10 @@ def _refusal(verdict: str, value: Optional[str], limits: Limits) -> ApiError:
     if verdict == "rate":
         return ApiError(Kind.LIMIT, f"more than {limits.launches_per_minute} launches this minute "
                                     "(launches_per_minute)")
+    if verdict == "stored":
+        return ApiError(Kind.LIMIT, f"your stored blobs and the tensors of your queued and running jobs (each may come "
+                                    f"back as an output) hold {value} bytes; with this job's they would exceed "
+                                    f"{limits.max_stored_bytes} (max_stored_bytes)")
     if verdict == "active":
         return ApiError(Kind.LIMIT, f"you have {value} jobs queued or running, the limit is "
                                     f"{limits.max_active_jobs} (max_active_jobs)")

@@ -30,6 +30,7 @@ class Limits:
     max_bytes_in_flight: int = 4 << 30  # tensor bytes of this tenant's queued + running jobs
     max_stored_bytes: int = 4 << 30  # blob bytes this tenant has in Redis (inputs and outputs until they expire)
     max_active_jobs: int = 64  # queued + running
+    max_log_bytes: int = 64 << 10  # of what a job's kernel printed, kept in its record
     # a tenant's share of the workers (store/share.py): its jobs running at once, and the worker
     # time they may take a minute (charged ahead, settled when each job ends)
     max_running_jobs: int = 64

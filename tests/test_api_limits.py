@@ -259,9 +259,11 @@ def test_stored_bytes_are_capped_per_tenant(pool):
     assert again.status_code == 201  # the same blob again takes no more room
     error = _error(httpx.put(f"{pool.url}/v1/blobs/{hashlib.sha256(second).hexdigest()}", content=second,
                              headers=headers), 429)
-    assert error == {"kind": "limit", "message": "storing this blob of 6000 bytes would take your stored blobs from "
-                                                 "6000 to 12000 bytes, over 10000 (max_stored_bytes); they are released "
-                                                 "as they expire (ASCRUN_BLOB_TTL)"}
+    assert error == {"kind": "limit", "message": "storing this blob of 6000 bytes would take your stored blobs (with "
+                                                 "the bytes your queued and running jobs reserve for their outputs) "
+                                                 "from 6000 to 12000 bytes, over 10000 (max_stored_bytes); blobs are "
+                                                 "released as they expire (ASCRUN_BLOB_TTL), reservations when their "
+                                                 "jobs end"}
 
 
 GIB = 1 << 30

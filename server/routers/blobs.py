@@ -25,9 +25,10 @@ def missing_blobs(body: MissingBlobsRequest, who: Tenant = Depends(tenant), svc:
 
 def _over_stored(who: Tenant, stored: int, size: int) -> ApiError:
     cap = who.limits.max_stored_bytes
-    return ApiError(Kind.LIMIT, f"storing this blob of {size} bytes would take your stored blobs from "
-                                f"{stored} to {stored + size} bytes, over {cap} (max_stored_bytes); "
-                                "they are released as they expire (ASCRUN_BLOB_TTL)")
+    return ApiError(Kind.LIMIT, f"storing this blob of {size} bytes would take your stored blobs (with the bytes "
+                                f"your queued and running jobs reserve for their outputs) from {stored} to "
+                                f"{stored + size} bytes, over {cap} (max_stored_bytes); blobs are released as they "
+                                "expire (ASCRUN_BLOB_TTL), reservations when their jobs end")
 
 
 @router.put("/v1/blobs/{digest}", status_code=201)

@@ -26,7 +26,8 @@ def blob_chunks(size: int) -> int:
 # Blobs are accounted per tenant: expired ones are released, then the blob's upload (chunks under
 # upload:<id>:<i>) becomes the blob, unless that would take the tenant past its cap (ARGV[4], -1:
 # none). All at once, so a reader sees the whole blob or none of it.
-# KEYS: header, blobs zset, sizes hash, stored total, n upload keys, n chunk keys.
+# The bytes the tenant's active jobs reserved for their outputs count as stored (jobs.ADMIT_LUA).
+# KEYS: header, blobs zset, sizes hash, stored total, n upload keys, n chunk keys, active jobs hash.
 # ARGV: size, ttl, now, cap, n, digest, dry (1: only release and answer). Returns {ok, stored after}.
 COMMIT_BLOB = """
 local size, ttl, now, cap, n = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
@@ -38,6 +39,7 @@ end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 local old = tonumber(redis.call('HGET', KEYS[3], digest) or '0')
 local total = tonumber(redis.call('GET', KEYS[4]) or '0') - old
+for _, b in ipairs(redis.call('HVALS', KEYS[5 + 2 * n])) do total = total + tonumber(b) end
 if ARGV[7] == '1' then return {1, total} end
 if cap >= 0 and total + size > cap then
   for i = 1, n do redis.call('DEL', KEYS[4 + i]) end
@@ -60,7 +62,7 @@ def commit_blob_args(tenant: str, digest: str, upload_id: str, size: int, ttl: i
     n = blob_chunks(size)
     keys = ([blob_key(tenant, digest), tenant_key(tenant, "blobs"), tenant_key(tenant, "blob-bytes"),
              tenant_key(tenant, "stored")] + [upload_key(upload_id, i) for i in range(n)]
-            + [blob_chunk_key(tenant, digest, i) for i in range(n)])
+            + [blob_chunk_key(tenant, digest, i) for i in range(n)] + [tenant_key(tenant, "active")])
     return keys, [size, ttl, time.time(), cap, n, digest, int(dry)]
 
 

@@ -48,8 +48,9 @@ def _move(record: Dict[str, Any], new: JobStatus, **changes: Any) -> None:
     record.update(changes, status=new.value)
 
 
-# The terminal record and the release of what the job held, in one step: a Redis killed between
-# them would otherwise leave a finished job holding its tenant's active slot.
+# The terminal record and the release of what the job held (its active slot, with the bytes its
+# outputs had reserved; its spec and inline inputs), in one step: a Redis killed between them would
+# otherwise leave a finished job holding its tenant's active slot.
 FINISH_LUA = """
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then return 0 end
 if ARGV[4] ~= '' then redis.call('SET', KEYS[7], ARGV[4], 'EX', ARGV[2]) end
@@ -57,7 +58,7 @@ if ARGV[5] ~= '' then redis.call('SET', KEYS[8], ARGV[5], 'EX', ARGV[2]) end
 redis.call('HDEL', KEYS[2], ARGV[3])
 redis.call('SREM', KEYS[3], ARGV[3])
 redis.call('ZREM', KEYS[4], ARGV[3])
-redis.call('DEL', KEYS[5])
+redis.call('DEL', KEYS[5], KEYS[9], KEYS[10])
 redis.call('PUBLISH', KEYS[6], ARGV[1])
 return 1
 """
@@ -79,6 +80,10 @@ if #active >= tonumber(ARGV[4]) then return {'active', tostring(#active)} end
 local bytes = tonumber(ARGV[2])
 for _, b in ipairs(active) do bytes = bytes + tonumber(b) end
 if bytes > tonumber(ARGV[5]) then return {'bytes'} end
+-- every tensor of a job may come back as an output, stored as the tenant's: its bytes are reserved
+-- against the tenant's stored bytes from admission to the job's end, with its blobs
+local stored = tonumber(redis.call('GET', KEYS[9]) or '0')
+if stored + bytes > tonumber(ARGV[15]) then return {'stored', tostring(stored + bytes - tonumber(ARGV[2]))} end
 redis.call('INCR', KEYS[1])
 redis.call('EXPIRE', KEYS[1], 120)
 redis.call('SET', KEYS[4], ARGV[6], 'EX', ARGV[8])
@@ -88,8 +93,8 @@ redis.call('ZADD', KEYS[6], ARGV[9], ARGV[1])
 redis.call('ZADD', KEYS[7], ARGV[9], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[7], 0, ARGV[9] - ARGV[8])
 if ARGV[10] ~= '' then redis.call('SET', KEYS[3], ARGV[10], 'EX', ARGV[8]) end
-if #ARGV > 14 then
-  redis.call('HSET', KEYS[8], unpack(ARGV, 15))
+if #ARGV > 15 then
+  redis.call('HSET', KEYS[8], unpack(ARGV, 16))
   redis.call('EXPIRE', KEYS[8], ARGV[14])
 end
 return {'admitted'}
@@ -114,16 +119,17 @@ class JobStore:
         digest); the script answers a key already used with that job's record, read in the same
         step (a job that has expired since is no answer: this submission makes a new one).
         Returns ("admitted", None), ("earlier", its record), ("mismatch", None) for a key used by
-        another submission, or the limit hit: ("rate" | "bytes", None), ("active", count)."""
+        another submission, or the limit hit: ("rate" | "bytes", None), ("active", count),
+        ("stored", the tenant's stored and reserved bytes)."""
         job_id, tenant, ttl = record["id"], record["tenant"], self.settings.result_ttl_s
         key, digest = idempotency or ("", "")
         keys = [tenant_key(tenant, f"rate:{int(time.time() // 60)}"), tenant_key(tenant, "active"),
                 idempotency_key(tenant, key) if key else tenant_key(tenant, "no-idempotency-key"), spec_key(job_id),
-                job_key(job_id), QUEUED, tenant_key(tenant, "jobs"), inputs_key(job_id)]
+                job_key(job_id), QUEUED, tenant_key(tenant, "jobs"), inputs_key(job_id), tenant_key(tenant, "stored")]
         args = [job_id, in_flight_bytes, limits.launches_per_minute, limits.max_active_jobs,
                 limits.max_bytes_in_flight, json.dumps(spec), json.dumps(record), ttl, record["created_at"],
                 f"{job_id} {digest}" if key else "", digest, job_key(""), final_key(""),
-                self.settings.blob_ttl_s, *[x for field in inputs.items() for x in field]]
+                self.settings.blob_ttl_s, limits.max_stored_bytes, *[x for field in inputs.items() for x in field]]
         verdict, *value = self._admit(keys=keys, args=args)
         verdict = verdict.decode()
         if verdict == "earlier":
@@ -201,7 +207,7 @@ class JobStore:
         _move(record, status, **changes, ended_at=time.time())
         active = tenant_key(record.get("tenant", ""), "active")  # no tenant: a hash that never exists
         won = self._finish(keys=[final_key(job_id), active, STARTED, QUEUED, alive_key(job_id), done_channel(job_id),
-                                 files_key(job_id), trace_key(job_id)],
+                                 files_key(job_id), trace_key(job_id), spec_key(job_id), inputs_key(job_id)],
                            args=[json.dumps(record), self.settings.result_ttl_s, job_id, frontend_key or "",
                                  zlib.compress(trace.encode()) if trace else ""])
         if not won:

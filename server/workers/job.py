@@ -163,6 +163,17 @@ def _start_heartbeat(store: JobStore, job_id: str) -> threading.Event:
     return done
 
 
+def kept_log(log: str, spec: Dict[str, Any]) -> str:
+    """What the record keeps of the kernel's log: the tenant's max_log_bytes of it (UTF-8), then a
+    line saying how much was left out."""
+    cap = spec.get("max_log_bytes")  # an older API's spec has none
+    data = log.encode()
+    if cap is None or len(data) <= cap:
+        return log
+    return (data[:cap].decode(errors="ignore")
+            + f"\n[ascrun: {len(data) - cap} more bytes of log dropped: the record keeps {cap} (max_log_bytes)]\n")
+
+
 def run_job(job_id: str, stage: Optional[str] = None) -> Optional[JobStatus]:
     """Entry point named in the queue (JOB_FUNCTION): the job as submitted, or (`stage`) handed on
     by a worker that serves only the other stage. Returns the job's state after this run (RQ keeps
@@ -231,11 +242,11 @@ def run_job(job_id: str, stage: Optional[str] = None) -> Optional[JobStatus]:
         timings.update(run=ran.seconds, **ran.timings, total=sum(s["seconds"] for s in stages.values()))
         ended = store.finish(job_id, JobStatus.FINISHED, {
             "outputs": outputs, "timings": timings, "cache": dict(built.cache, **record.get("cache", {})),
-            "ir_hash": built.frontend.ir_hash, "log": ran.log, "warnings": ran.warnings, "error": None,
+            "ir_hash": built.frontend.ir_hash, "log": kept_log(ran.log, spec), "warnings": ran.warnings, "error": None,
             "model": ran.model, **({"benchmark": measured.to_json()} if measured else {})},
             record, frontend[0], trace=ran.trace)
     except KernelError as e:
-        ended = fail(e.kind, str(e), log=e.log, warnings=e.warnings)
+        ended = fail(e.kind, str(e), log=kept_log(e.log, spec), warnings=e.warnings)
     except Exception as e:  # a bug of ours, not the kernel's: say so rather than hide it
         ended = fail(Kind.RUNTIME_ERROR, f"internal error in the worker: {e.__class__.__name__}: {e}")
     finally:
