@@ -250,10 +250,10 @@ class JobReader:
         (for the queued, which its max_active_jobs bounds) two small numbers each are read."""
         ids = await self.connection.zrevrange(tenant_key(tenant, "jobs"), 0, limit - 1)
         found = await self.connection.mget([summary_key(i.decode()) for i in ids]) if ids else []
-        summaries = [json.loads(s) for s in found if s is not None]
+        # a job ended after its record was lost has a summary without its tenant, kernel...: left out
+        summaries = [summary for summary in map(json.loads, filter(None, found)) if "tenant" in summary]
         # the tenant as the caller names it: a summary's may be clipped, a queue's name is not
-        queued = [(s, waiting_in(dict(s, tenant=tenant))) for s in summaries
-                  if s.get("status") == JobStatus.QUEUED and "target" in s]
+        queued = [(s, waiting_in(dict(s, tenant=tenant))) for s in summaries if s["status"] == JobStatus.QUEUED]
         if queued:
             async with self.connection.pipeline(transaction=False) as pipe:
                 for _, (queue, rq_id) in queued:
