@@ -48,7 +48,8 @@ def pool(redis_url, service):
 def seeded(redis_url):
     """Jobs moved through the store as a worker moves them, weighing megabytes between them: 40
     finished with a 256 KiB log, 64 KiB of inline output and 200 warnings each, one failed with a
-    hostile 600 KB message, and one still queued (for a SOC no worker serves)."""
+    hostile 600 KB message, one failed after its record was lost (no list shows it: it has no
+    tenant, kernel...), and one still queued (for a SOC no worker serves)."""
     connection = redis.Redis.from_url(redis_url)
     jobs = JobStore(connection, LIVENESS)
 
@@ -71,10 +72,13 @@ def seeded(redis_url):
     finished = [finished() for _ in range(40)]
     failed = admitted()
     jobs.fail(failed["id"], "runtime_error", "the first line\n" + HOSTILE, log=LOG)
+    lost = admitted()  # its record lost (a Redis restart), then failed by the reaper
+    connection.delete(job_key(lost["id"]))
+    jobs.fail(lost["id"], "unavailable", "the job was lost before a worker started it")
     queued = admitted()
     yield {"finished": finished, "failed": failed, "queued": queued}
     jobs.fail(queued["id"], "unavailable", "the test is over")  # out of the queued set and the tenant's active jobs
-    ids = [r["id"] for r in (*finished, failed, queued)]
+    ids = [r["id"] for r in (*finished, failed, lost, queued)]
     connection.delete(*[k(i) for i in ids for k in (job_key, final_key, summary_key)],
                       rq_adapter.queue_key(queue_name("cpu", TENANT, UNSERVED_SOC)))
 
