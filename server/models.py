@@ -251,8 +251,40 @@ class JobResult(BaseModel):
     benchmark: Optional[Dict[str, Any]] = None
 
 
+class ErrorHeadline(BaseModel):
+    kind: str
+    headline: str  # the message's first line, clipped (ending "…" if it was): GET /v1/jobs/{id} has it whole
+
+
+class JobSummary(BaseModel):
+    """A job as lists show it (store/summary.py): a few hundred bytes at most, however much the job
+    printed or output; text fields are clipped (ending "…" where cut). queue_position and
+    queue_depth as in JobResult."""
+    id: str
+    status: Literal[tuple(s.value for s in JobStatus)]  # type: ignore[valid-type]
+    tenant: str
+    target: str
+    soc: Optional[str] = None
+    core_num: int
+    kernel: str
+    bounds: str = "fault"
+    hazards: str = "warn"
+    stage: Optional[str] = None  # a job handed on between workers: the stage it is queued for or ran
+    worker: Optional[str] = None
+    queue_position: Optional[int] = None
+    queue_depth: Optional[int] = None
+    created_at: float
+    queued_at: Optional[float] = None
+    started_at: Optional[float] = None
+    ended_at: Optional[float] = None
+    timings: Dict[str, float] = {}
+    cache: Dict[str, str] = {}
+    warning_count: int = 0
+    error: Optional[ErrorHeadline] = None
+
+
 class JobList(BaseModel):
-    jobs: List[JobResult]
+    jobs: List[JobSummary]
 
 
 class MissingBlobsRequest(Strict):

@@ -134,6 +134,8 @@ def test_a_wrong_token_shows_the_apis_401(tenant_pool, page, tmp_path):
 
 
 def test_a_launched_job_appears_finishes_and_shows_its_code_and_timings(tenant_pool, page, tmp_path):
+    requested = []
+    page.on("request", lambda request: requested.append(request.url))
     page.goto(f"{tenant_pool.url}/dashboard")
     enter_token(page, TOKEN)
     expect(page.locator("#forget-token")).to_be_visible(timeout=EXPECT_MS)
@@ -156,6 +158,8 @@ def test_a_launched_job_appears_finishes_and_shows_its_code_and_timings(tenant_p
             for handle, place in zip(queued, ("1st", "2nd")):
                 expect(page.locator(f'#jobs tr[data-job="{handle.id}"] .status')).to_have_text(
                     f"queued: {place} of 2", timeout=EXPECT_MS)
+        # the list's summaries place them: no job's record is read until one is opened
+        assert [url for url in requested if "/v1/jobs/" in url] == []
         record = client.job(launched.id)
     expect(page.locator("#cache-rates")).to_contain_text("frontend")
 

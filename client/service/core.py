@@ -117,7 +117,8 @@ class ServiceApi:
     # -- the service's endpoints -----------------------------------------------------------------
 
     def jobs(self, limit: int = 20) -> Exchange[List[Dict[str, Any]]]:
-        """The token's most recent jobs, newest first (without their logs)."""
+        """The token's most recent jobs, newest first, as summaries (the API's JobSummary: no log,
+        outputs or warnings; `job` has them)."""
         return (yield from self.answer(Request("GET", "/v1/jobs", params={"limit": limit}))).json()["jobs"]
 
     def job(self, job_id: str, wait: float = 0) -> Exchange[Dict[str, Any]]:

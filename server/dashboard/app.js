@@ -1,5 +1,6 @@
-// The dashboard's loop: every second it reads the pool and the tenant's recent jobs, and the
-// selected job (#job=<id>) until it ends; a 401 stops it until a token is entered.
+// The dashboard's loop: every second it reads the pool and the tenant's recent jobs (their
+// summaries), and the selected job's record (#job=<id>) until it ends; a 401 stops it until a
+// token is entered.
 import { get, storedToken } from "./api.js";
 import { highlight } from "./highlight.js";
 import { JobStatus, TERMINAL } from "./states.js";
@@ -112,16 +113,15 @@ async function drawJob() {
 async function poll() {
   await readHealth();
   if (needsToken) return;
+  // the list's rows are summaries (a queued one placed in its queue): a job's record is read only
+  // when it is opened
   const [{ targets }, { jobs }] = await Promise.all([get("v1/targets"), get("v1/jobs?limit=20")]);
-  // the list does not place a queued job in its queue: the job's own record does
-  const place = (job) => get(`v1/jobs/${job.id}`).catch(() => job);  // it may have expired meanwhile
-  const placed = await Promise.all(jobs.map((job) => (job.status === JobStatus.QUEUED ? place(job) : job)));
   redraw("pool", targets, () => drawPool($("pool"), targets));
-  redraw("cache", placed, () => drawCacheRates($("cache-rates"), placed));
+  redraw("cache", jobs, () => drawCacheRates($("cache-rates"), jobs));
   // a running job's "took" grows: its row is redrawn every round
-  const running = placed.some((job) => job.status === JobStatus.STARTED) && Date.now();
-  redraw("jobs", [placed, selectedId, running], () =>
-    drawJobs($("jobs").tBodies[0], placed, selectedId, (id) => { location.hash = `job=${id}`; }));
+  const running = jobs.some((job) => job.status === JobStatus.STARTED) && Date.now();
+  redraw("jobs", [jobs, selectedId, running], () =>
+    drawJobs($("jobs").tBodies[0], jobs, selectedId, (id) => { location.hash = `job=${id}`; }));
   await drawJob();
   $("error").hidden = true;
   $("forget-token").hidden = openMode || !storedToken.get();

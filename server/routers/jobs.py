@@ -91,10 +91,12 @@ def router(settings: ServiceSettings) -> APIRouter:
     wait_query = dict(ge=0, le=settings.max_wait_s)
 
     @routes.get("/v1/jobs", response_model=JobList)
-    def list_jobs(limit: int = Query(20, ge=1, le=500), who: Tenant = Depends(tenant),
-                  svc: Service = Depends(service)):
-        """Your most recent jobs, newest first (without their logs and models: GET /v1/jobs/{id} has them)."""
-        return {"jobs": [dict(job, log=None, model=None) for job in svc.jobs.recent(who.name, limit)]}
+    async def list_jobs(limit: int = Query(20, ge=1, le=500), who: Tenant = Depends(tenant),
+                        svc: Service = Depends(service)):
+        """Your most recent jobs, newest first, each as its summary (JobSummary, a few hundred bytes at
+        most): no log, outputs, warnings or model; GET /v1/jobs/{id} and its sub-resources have them."""
+        jobs = await svc.job_reader.summaries(who.name, limit)
+        return Response(JobList.model_validate({"jobs": jobs}).model_dump_json(), media_type="application/json")
 
     @routes.post("/v1/jobs", status_code=202, response_model=JobResult)
     async def submit_job(body: JobRequest, wait: float = Query(0, **wait_query, description=(

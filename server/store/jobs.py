@@ -1,6 +1,7 @@
 """Jobs in Redis (key layout: keys.py): admission (quotas, record, spec and queue in one step),
-the record's moves along job_status.TRANSITIONS (start, hand_off, finish and fail), the running
-job's heartbeat, a finished job's trace and generated files. JobStore is the workers' and the API's
+the record's moves along job_status.TRANSITIONS (start, hand_off, finish and fail), each written
+with the job's summary (summary.py) that lists read, the running job's heartbeat, a finished job's
+trace and generated files. JobStore is the workers' and the API's
 blocking side, JobReader the API's async reads."""
 from __future__ import annotations
 
@@ -18,9 +19,10 @@ from ..metrics import recorder
 from ...compiler.settings import ServiceSettings
 from .cache import RedisCache
 from .keys import (QUEUED, STARTED, alive_key, done_channel, files_key, final_key, idempotency_key, inputs_key,
-                   job_key, spec_key, tenant_key, trace_key)
+                   job_key, spec_key, summary_key, tenant_key, trace_key)
 from .queues import enqueue, waiting_in
 from .share import SHARES, share_value
+from .summary import summarize
 
 # How often a running job says it is alive and how long until it is lost: settings.job_heartbeat_s, _ttl_s.
 # Tensors up to this size travel inline (base64) in the submission and in the result: a cached
@@ -55,10 +57,11 @@ FINISH_LUA = """
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then return 0 end
 if ARGV[4] ~= '' then redis.call('SET', KEYS[7], ARGV[4], 'EX', ARGV[2]) end
 if ARGV[5] ~= '' then redis.call('SET', KEYS[8], ARGV[5], 'EX', ARGV[2]) end
+redis.call('SET', KEYS[9], ARGV[6], 'EX', ARGV[2])
 redis.call('HDEL', KEYS[2], ARGV[3])
 redis.call('SREM', KEYS[3], ARGV[3])
 redis.call('ZREM', KEYS[4], ARGV[3])
-redis.call('DEL', KEYS[5], KEYS[9], KEYS[10])
+redis.call('DEL', KEYS[5], KEYS[10], KEYS[11])
 redis.call('PUBLISH', KEYS[6], ARGV[1])
 return 1
 """
@@ -88,13 +91,14 @@ redis.call('INCR', KEYS[1])
 redis.call('EXPIRE', KEYS[1], 120)
 redis.call('SET', KEYS[4], ARGV[6], 'EX', ARGV[8])
 redis.call('SET', KEYS[5], ARGV[7], 'EX', ARGV[8])
+redis.call('SET', KEYS[10], ARGV[16], 'EX', ARGV[8])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[6], ARGV[9], ARGV[1])
 redis.call('ZADD', KEYS[7], ARGV[9], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[7], 0, ARGV[9] - ARGV[8])
 if ARGV[10] ~= '' then redis.call('SET', KEYS[3], ARGV[10], 'EX', ARGV[8]) end
-if #ARGV > 15 then
-  redis.call('HSET', KEYS[8], unpack(ARGV, 16))
+if #ARGV > 16 then
+  redis.call('HSET', KEYS[8], unpack(ARGV, 17))
   redis.call('EXPIRE', KEYS[8], ARGV[14])
 end
 return {'admitted'}
@@ -125,11 +129,13 @@ class JobStore:
         key, digest = idempotency or ("", "")
         keys = [tenant_key(tenant, f"rate:{int(time.time() // 60)}"), tenant_key(tenant, "active"),
                 idempotency_key(tenant, key) if key else tenant_key(tenant, "no-idempotency-key"), spec_key(job_id),
-                job_key(job_id), QUEUED, tenant_key(tenant, "jobs"), inputs_key(job_id), tenant_key(tenant, "stored")]
+                job_key(job_id), QUEUED, tenant_key(tenant, "jobs"), inputs_key(job_id), tenant_key(tenant, "stored"),
+                summary_key(job_id)]
         args = [job_id, in_flight_bytes, limits.launches_per_minute, limits.max_active_jobs,
                 limits.max_bytes_in_flight, json.dumps(spec), json.dumps(record), ttl, record["created_at"],
                 f"{job_id} {digest}" if key else "", digest, job_key(""), final_key(""),
-                self.settings.blob_ttl_s, limits.max_stored_bytes, *[x for field in inputs.items() for x in field]]
+                self.settings.blob_ttl_s, limits.max_stored_bytes, summarize(record),
+                *[x for field in inputs.items() for x in field]]
         verdict, *value = self._admit(keys=keys, args=args)
         verdict = verdict.decode()
         if verdict == "earlier":
@@ -146,11 +152,6 @@ class JobStore:
     def get(self, job_id: str) -> Optional[Dict[str, Any]]:
         record, final = self.connection.mget(job_key(job_id), final_key(job_id))
         return merge_record(record, final)
-
-    def recent(self, tenant: str, limit: int) -> List[Dict[str, Any]]:
-        ids = [i.decode() for i in self.connection.zrevrange(tenant_key(tenant, "jobs"), 0, limit - 1)]
-        records = (self.get(i) for i in ids)
-        return [r for r in records if r is not None]
 
     def start(self, job_id: str, worker: Optional[str]) -> Tuple[Dict[str, Any], Optional[Dict[str, Any]]]:
         """Mark the job started (its heartbeat begins) and return its record and launch spec (with
@@ -171,6 +172,7 @@ class JobStore:
             pipe.sadd(STARTED, job_id)
             pipe.zrem(QUEUED, job_id)
             pipe.set(job_key(job_id), json.dumps(record), ex=self.settings.result_ttl_s)
+            pipe.set(summary_key(job_id), summarize(record), ex=self.settings.result_ttl_s)
             pipe.execute()
         if raw_spec is None:
             return record, None
@@ -185,6 +187,7 @@ class JobStore:
         with self.connection.pipeline() as pipe:
             enqueue(self.connection, pipe, record, timeout_s, self.settings.result_ttl_s, stage, rq_id)
             pipe.set(job_key(job_id), json.dumps(record), ex=self.settings.result_ttl_s)
+            pipe.set(summary_key(job_id), summarize(record), ex=self.settings.result_ttl_s)
             pipe.zadd(QUEUED, {job_id: record["queued_at"]})
             pipe.srem(STARTED, job_id)
             pipe.delete(alive_key(job_id))
@@ -207,9 +210,10 @@ class JobStore:
         _move(record, status, **changes, ended_at=time.time())
         active = tenant_key(record.get("tenant", ""), "active")  # no tenant: a hash that never exists
         won = self._finish(keys=[final_key(job_id), active, STARTED, QUEUED, alive_key(job_id), done_channel(job_id),
-                                 files_key(job_id), trace_key(job_id), spec_key(job_id), inputs_key(job_id)],
+                                 files_key(job_id), trace_key(job_id), summary_key(job_id), spec_key(job_id),
+                                 inputs_key(job_id)],
                            args=[json.dumps(record), self.settings.result_ttl_s, job_id, frontend_key or "",
-                                 zlib.compress(trace.encode()) if trace else ""])
+                                 zlib.compress(trace.encode()) if trace else "", summarize(record)])
         if not won:
             return None
         recorder.job_ended(self.connection, record)
@@ -250,3 +254,23 @@ class JobReader:
             if position is not None:  # else a worker is taking it just now
                 record.update(queue_position=position + 1, queue_depth=depth)
         return record
+
+    async def summaries(self, tenant: str, limit: int) -> List[Dict[str, Any]]:
+        """The summaries of the tenant's `limit` most recent jobs, newest first (one that expired is
+        left out), the queued ones with their place in their queue: at most `limit` summaries and
+        (for the queued, which its max_active_jobs bounds) two small numbers each are read."""
+        ids = await self.connection.zrevrange(tenant_key(tenant, "jobs"), 0, limit - 1)
+        found = await self.connection.mget([summary_key(i.decode()) for i in ids]) if ids else []
+        # a job ended after its record was lost has a summary without its tenant, kernel...: left out
+        summaries = [summary for summary in map(json.loads, filter(None, found)) if "tenant" in summary]
+        # the tenant as the caller names it: a summary's may be clipped, a queue's name is not
+        queued = [(s, waiting_in(dict(s, tenant=tenant))) for s in summaries if s["status"] == JobStatus.QUEUED]
+        if queued:
+            async with self.connection.pipeline(transaction=False) as pipe:
+                for _, (queue, rq_id) in queued:
+                    pipe.lpos(queue, rq_id).llen(queue)
+                places = await pipe.execute()
+            for (summary, _), position, depth in zip(queued, places[::2], places[1::2]):
+                if position is not None:  # else a worker is taking it just now
+                    summary.update(queue_position=position + 1, queue_depth=depth)
+        return summaries

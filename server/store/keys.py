@@ -12,6 +12,8 @@ Keys (all under "ascrun:"):
   inputs:<id>              hash: the bytes of the job's inline tensors (an arg's "input" names its
                            field), sent as base64 but kept raw; TTL blob_ttl_s, as an uploaded blob's
   final:<id>               JSON terminal record; written once (SET NX), so the first outcome wins
+  summary:<id>             JSON of the job's few list fields (summary.py, at most SUMMARY_MAX_BYTES),
+                           rewritten with job:<id> or final:<id>, as long-lived: what lists read
   files:<id>               the frontend-<key> holding the job's generated Ascend C and ASC-IR
   trace:<id>               a finished cpu job's modeled timeline as a Perfetto trace (JSON text, up to
                            a few MiB, zlib-compressed about tenfold: apart from the record); written
@@ -73,6 +75,10 @@ def inputs_key(job_id: str) -> str:
 
 def final_key(job_id: str) -> str:
     return f"{PREFIX}final:{job_id}"
+
+
+def summary_key(job_id: str) -> str:
+    return f"{PREFIX}summary:{job_id}"
 
 
 def files_key(job_id: str) -> str:
