@@ -65,6 +65,8 @@ class BundleChecks:
     async def _run(self, bundle: KernelBundle):
         if self._pool is None:  # spawned, not forked: the API process has threads
             self._pool = concurrent.futures.ProcessPoolExecutor(self.processes, multiprocessing.get_context("spawn"))
+            for _ in range(self.processes):  # every process starts now: a second tenant's check waits for no import
+                self._pool.submit(int)
         try:
             return await asyncio.get_running_loop().run_in_executor(self._pool, signature, bundle.to_json())
         except BrokenProcessPool:

@@ -62,7 +62,10 @@ def _send_chunked(url: str, path: str, headers: dict, total: int):
         while not answer.endswith(b"}"):
             readable, writable, _ = select.select([conn], [conn] if sent < total else [], [], 30)
             if readable:
-                data = conn.recv(65536)
+                try:
+                    data = conn.recv(65536)
+                except ConnectionResetError:  # the answer, if any, came before
+                    break
                 if not data:
                     break
                 answer += data
@@ -71,7 +74,7 @@ def _send_chunked(url: str, path: str, headers: dict, total: int):
                     conn.sendall(chunk)
                     sent += 0x10000
                 except (BrokenPipeError, ConnectionResetError):
-                    sent = total  # the server closed: read its answer
+                    total = sent  # the server closed: read its answer
             else:
                 break
     return answer.decode("latin-1"), sent
@@ -163,5 +166,5 @@ def test_heavy_checks_run_outside_the_api_and_behind_their_tenants_own(pool):
     assert other.status_code == 422 and "reads 'also_undefined'" in other.json()["error"]["message"]
     for answer, _ in (f.result() for f in heavy):
         assert answer.status_code == 422 and "reads 'undefined_name'" in answer.json()["error"]["message"]
-    assert other_done < done[1]  # not behind the heavy tenant's queue: beside its one check at a time
+    assert other_done < done[count // 2]  # not behind the heavy tenant's queue: beside its one check at a time
     assert cpu < count * cost / 2  # the checks ran elsewhere
