@@ -9,11 +9,13 @@ import re
 import time
 from typing import Optional, Tuple
 
+import redis
 import redis.asyncio as aioredis
+from starlette.responses import Response
 
 from ..compiler.errors import Kind
 from ..compiler.settings import ServiceSettings
-from .errors import error_response
+from .errors import error_response, redis_error_response
 from .store.keys import tenant_key
 from .tenants import Tenant, Tenants
 
@@ -49,7 +51,9 @@ class Edge:
             if who is not None and (scope["method"], scope["path"]) == SUBMISSION:
                 await self._meter(who)
         except Refused as refused:
-            return await _refuse(refused, scope, receive, send)
+            return await _refuse(error_response(refused.kind, refused.message, refused.status), scope, receive, send)
+        except redis.RedisError as e:  # outside the app's handlers: answered in their shape here
+            return await _refuse(redis_error_response(e), scope, receive, send)
         if who is not None:
             scope.setdefault("state", {})["tenant"] = who  # deps.tenant reads it: request.state.tenant
         if cap is None:
@@ -101,8 +105,8 @@ class Edge:
                 received += len(message.get("body", b""))
                 if received > cap:
                     refused = True
-                    await _refuse(Refused(Kind.LIMIT, f"request body exceeds {whose} {cap}-byte limit "
-                                                      "(max_request_bytes)", 413), scope, receive, send)
+                    await _refuse(error_response(Kind.LIMIT, f"request body exceeds {whose} {cap}-byte limit "
+                                                             "(max_request_bytes)", 413), scope, receive, send)
                     return {"type": "http.disconnect"}
             return message
 
@@ -113,8 +117,7 @@ class Edge:
         await self.app(scope, counted_receive, guarded_send)
 
 
-async def _refuse(refused: Refused, scope, receive, send) -> None:
+async def _refuse(response: Response, scope, receive, send) -> None:
     """The refusal, on a connection closed after it: the body left unread is not drained."""
-    response = error_response(refused.kind, refused.message, refused.status)
     response.headers["Connection"] = "close"
     await response(scope, receive, send)
