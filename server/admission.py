@@ -8,13 +8,14 @@ import json
 import time
 from typing import Dict, Optional, Tuple
 
+from starlette.concurrency import run_in_threadpool
+
 from ..compiler import benchmark, structs
 from ..compiler.bundle import KernelBundle
-from ..compiler.gate import validate
 from ..compiler.errors import BundleRejected, KernelError, Kind
-from ..compiler.frontend import constexpr_params, param_names
 from ..job_status import JobStatus
 from ..launch_checks import count_problem, string_problem
+from .bundle_checks import BundleChecks, Checked
 from .errors import ApiError
 from .models import JobRequest
 from ..compiler.settings import ServiceSettings
@@ -29,12 +30,22 @@ SERVED_FOR_S = 1.0
 class Admission:
     def __init__(self, jobs: JobStore, blobs: BlobStore, pool: PoolView, settings: ServiceSettings):
         self.jobs, self.blobs, self.pool, self.settings = jobs, blobs, pool, settings
+        self.checks = BundleChecks()
         self._served_until: Dict[Tuple[str, Optional[str]], float] = {}  # (target, soc) -> until when it is
 
-    def admit(self, body: JobRequest, who: Tenant, idempotency_key: Optional[str], job_id: str) -> dict:
+    async def admit(self, body: JobRequest, who: Tenant, idempotency_key: Optional[str], job_id: str) -> dict:
         """The record of the job `body` makes (queued as `job_id`), or of the earlier job its
-        Idempotency-Key made; ApiError if it is refused. Blocking (the bundle's checks cost CPU)."""
-        limits = who.limits
+        Idempotency-Key made; ApiError if it is refused. The bundle's sizes and the rest of the
+        request are checked in a thread, its source by the gate in the check pool (bundle_checks.py)."""
+        bundle, digest = await run_in_threadpool(self._bundle, body, who.limits)
+        try:
+            checked = await self.checks.check(who.name, bundle, digest)
+        except BundleRejected as e:
+            raise ApiError(Kind.BUNDLE_REJECTED, str(e)) from None
+        return await run_in_threadpool(self._admit, body, who, idempotency_key, job_id, checked)
+
+    def _bundle(self, body: JobRequest, limits: Limits) -> Tuple[KernelBundle, str]:
+        """The bundle within its tenant's sizes, and its digest."""
         bundle_json = body.bundle.model_dump()
         bundle_bytes = len(json.dumps(bundle_json))
         if bundle_bytes > limits.max_bundle_bytes:
@@ -45,11 +56,13 @@ class Admission:
                                        "(max_core_num)", status=413)
         try:
             bundle = KernelBundle.from_json(bundle_json)
-            validate(bundle)
-            names = param_names(bundle)
-            constexprs = set(constexpr_params(bundle))
+            return bundle, bundle.digest
         except BundleRejected as e:
             raise ApiError(Kind.BUNDLE_REJECTED, str(e)) from None
+
+    def _admit(self, body: JobRequest, who: Tenant, idempotency_key: Optional[str], job_id: str,
+               checked: Checked) -> dict:
+        limits, bundle, names, constexprs = who.limits, checked.bundle, checked.names, checked.constexprs
         problem = count_problem(bundle.entry, names, len(body.args))
         if problem:
             raise ApiError(Kind.BAD_REQUEST, problem, status=400)
@@ -156,9 +169,6 @@ def _check_struct_args(body: JobRequest) -> None:
 def _refusal(verdict: str, value: Optional[str], limits: Limits) -> ApiError:
     if verdict == "mismatch":
         return ApiError(Kind.BAD_REQUEST, "this Idempotency-Key was used for a different submission")
-    if verdict == "rate":
-        return ApiError(Kind.LIMIT, f"more than {limits.launches_per_minute} launches this minute "
-                                    "(launches_per_minute)")
     if verdict == "stored":
         return ApiError(Kind.LIMIT, f"your stored blobs and the tensors of your queued and running jobs (each may come "
                                     f"back as an output) hold {value} bytes; with this job's they would exceed "

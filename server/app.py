@@ -13,10 +13,10 @@ import redis.asyncio as aioredis
 from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
-from ..compiler.errors import Kind
 from .admission import Admission
 from .deps import Service
-from .errors import RESPONSES, error_response, handle_errors
+from .edge import Edge
+from .errors import RESPONSES, handle_errors
 from .metrics.http import mount_metrics
 from .routers import blobs, jobs, pool
 from .routers.dashboard import router as dashboard_router
@@ -30,24 +30,6 @@ from .tenants import Tenants
 
 REAP_INTERVAL_S = 1.0
 log = logging.getLogger("ascrun.server")
-
-
-class RequestCap:
-    """413 for a POST whose Content-Length is over the service's cap, before anything reads it. A
-    plain ASGI middleware: @app.middleware's BaseHTTPMiddleware cost about a third of the API
-    server's CPU per launch (bench/load.py)."""
-
-    def __init__(self, app, max_bytes: int):
-        self.app, self.max_bytes = app, max_bytes
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] == "http" and scope["method"] == "POST":
-            length = dict(scope["headers"]).get(b"content-length", b"")
-            if length.isdigit() and int(length) > self.max_bytes:
-                response = error_response(Kind.LIMIT, f"request body of {int(length)} bytes exceeds the service's "
-                                                      f"{self.max_bytes}-byte limit (max_request_bytes)", status=413)
-                return await response(scope, receive, send)
-        await self.app(scope, receive, send)
 
 
 async def reap(reaper: Reaper) -> None:
@@ -78,6 +60,7 @@ def create_app(settings: Optional[ServiceSettings] = None, tenants: Optional[Ten
         yield
         for task in tasks:
             task.cancel()
+        service.admission.checks.close()
         await async_redis.aclose()
         sync_redis.close()
 
@@ -85,7 +68,7 @@ def create_app(settings: Optional[ServiceSettings] = None, tenants: Optional[Ten
                   description="Compile and run pyasc kernels on a shared pool of Ascend, simulator and CPU workers.")
     app.state.service = service
     handle_errors(app)
-    app.add_middleware(RequestCap, max_bytes=settings.max_request_bytes)
+    app.add_middleware(Edge, tenants=service.tenants, settings=settings, connection=async_redis)
     app.include_router(pool.router)
     app.include_router(dashboard_router)
     app.include_router(blobs.router)

@@ -57,13 +57,16 @@ def handle_errors(app: FastAPI) -> None:
         kind = HTTP_KINDS.get(exc.status_code, Kind.BAD_REQUEST if exc.status_code < 500 else Kind.UNAVAILABLE)
         return error_response(kind, detail, exc.status_code)
 
-    @app.exception_handler(redis.exceptions.OutOfMemoryError)
-    async def redis_full(_: Request, exc: Exception):
-        return error_response(Kind.LIMIT, "the service's Redis is full (maxmemory reached); nothing was stored: "
-                                          "try again once jobs have ended or blobs expired", status=507)
-
     @app.exception_handler(redis.RedisError)
     @app.exception_handler(aioredis.RedisError)
-    async def redis_down(_: Request, exc: Exception):
-        return error_response(Kind.UNAVAILABLE, f"the service's Redis is unreachable "
-                                                f"({exc.__class__.__name__}); try again shortly")
+    async def redis_error(_: Request, exc: Exception):
+        return redis_error_response(exc)
+
+
+def redis_error_response(exc: Exception) -> JSONResponse:
+    """Redis full (507) or unreachable (503)."""
+    if isinstance(exc, redis.exceptions.OutOfMemoryError):
+        return error_response(Kind.LIMIT, "the service's Redis is full (maxmemory reached); nothing was stored: "
+                                          "try again once jobs have ended or blobs expired", status=507)
+    return error_response(Kind.UNAVAILABLE, f"the service's Redis is unreachable "
+                                            f"({exc.__class__.__name__}); try again shortly")

@@ -369,8 +369,8 @@ def test_chains_from_a_kernel_function_stay_in_asc():
     ({"lineno": 2_000_000_000}, "function 'k': lineno 2000000000 is out of range (1 to 1000000)"),
     ({"lineno": 0}, "function 'k': lineno 0 is out of range (1 to 1000000)"),
     ({"lineno": -5}, "function 'k': lineno -5 is out of range (1 to 1000000)"),
-    ({"source": "@asc.jit\ndef k(n: int):\n    pass\n" + "#" * 1_000_000},
-     "the bundle's sources have 1000033 characters, more than 1000000"),
+    ({"source": "@asc.jit\ndef k(n: int):\n    pass\n" + "#" * 100_000},
+     "the bundle's sources have 100033 characters, more than 100000 (MAX_SOURCE_CHARS)"),
     ({"filename": "a\x00b.py"}, "function 'k': its file name 'a\\x00b.py' holds the control character '\\x00'"),
     ({"filename": "a\nb.py"}, "function 'k': its file name 'a\\nb.py' holds the control character '\\n'"),
     ({"filename": "x" * 5000}, "function 'k': its file name has 5000 characters, more than 4096"),
@@ -382,6 +382,32 @@ def test_bundle_metadata_is_bounded(changes, message):
     with pytest.raises(BundleRejected) as e:
         _define(b)
     assert str(e.value) == message
+
+
+HEAD = "@asc.jit\ndef k(n: int):\n"
+
+
+@pytest.mark.parametrize("body, message", [
+    ("    v = (" + ", ".join(["n"] * 10_000) + ")\n", "the bundle's functions have more than 20000 syntax nodes "
+                                                      "(MAX_NODES)"),
+    ("    pass\n" * 2_001, "the bundle's functions have more than 2000 statements (MAX_STATEMENTS)"),
+    ("    v = " + " + ".join(["n"] * 101) + "\n", "kernel 'k' (kern.py:3): code nested more than 100 levels deep "
+                                                   "(MAX_DEPTH)"),
+])
+def test_syntax_trees_are_bounded_before_the_gate_walks_them(body, message):
+    b = KernelBundle.from_json({"entry": "k", "functions": [{"name": "k", "source": HEAD + body, "filename": "kern.py",
+                                                             "lineno": 1}], "constants": {}, "modules": {"asc": "asc"}})
+    with pytest.raises(BundleRejected) as e:
+        gate.validate(b)
+    assert str(e.value) == message
+
+
+def test_an_elif_chain_is_as_deep_as_its_if():
+    """Kernels dispatch on a ConstExpr with long elif chains: each elif is not a level deeper."""
+    chain = "".join(f"    {'if' if i == 0 else 'elif'} n == {i}:\n        v = {i}\n" for i in range(150))
+    gate.validate(KernelBundle.from_json({"entry": "k", "functions": [{"name": "k", "source": HEAD + chain,
+                                                                  "filename": "kern.py", "lineno": 1}],
+                                     "constants": {}, "modules": {"asc": "asc"}}))
 
 
 def test_many_functions_cannot_add_up_past_the_bounds():

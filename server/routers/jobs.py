@@ -108,8 +108,7 @@ def router(settings: ServiceSettings) -> APIRouter:
         uploaded first; if some are not, the answer is 409 with their digests in error.missing."""
         job_id = uuid.uuid4().hex
         with svc.ended.watch(job_id) as waiter:  # before the job exists: its end cannot be missed
-            # Off the event loop: checking a bundle (its structs, its source) costs CPU.
-            record = await run_in_threadpool(svc.admission.admit, body, who, idempotency_key, job_id)
+            record = await svc.admission.admit(body, who, idempotency_key, job_id)
             if wait > 0 and record["id"] == job_id:
                 return job_response(await follow(waiter, record, wait, lambda: read_job(svc, job_id, who)), 202)
         # an earlier job, by its Idempotency-Key

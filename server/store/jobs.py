@@ -68,38 +68,35 @@ return 1
 
 
 ADMIT_LUA = """
-if ARGV[10] ~= '' then
-  local earlier = redis.call('GET', KEYS[3])
+if ARGV[9] ~= '' then
+  local earlier = redis.call('GET', KEYS[2])
   if earlier then
     local id, digest = string.match(earlier, '^(%S+) (%S+)$')
-    if digest ~= ARGV[11] then return {'mismatch'} end
-    local found = redis.call('GET', ARGV[13] .. id) or redis.call('GET', ARGV[12] .. id)
+    if digest ~= ARGV[10] then return {'mismatch'} end
+    local found = redis.call('GET', ARGV[12] .. id) or redis.call('GET', ARGV[11] .. id)
     if found then return {'earlier', found} end
   end
 end
-if tonumber(redis.call('GET', KEYS[1]) or '0') >= tonumber(ARGV[3]) then return {'rate'} end
-local active = redis.call('HVALS', KEYS[2])
-if #active >= tonumber(ARGV[4]) then return {'active', tostring(#active)} end
+local active = redis.call('HVALS', KEYS[1])
+if #active >= tonumber(ARGV[3]) then return {'active', tostring(#active)} end
 local bytes = tonumber(ARGV[2])
 for _, b in ipairs(active) do bytes = bytes + tonumber(b) end
-if bytes > tonumber(ARGV[5]) then return {'bytes'} end
+if bytes > tonumber(ARGV[4]) then return {'bytes'} end
 -- every tensor of a job may come back as an output, stored as the tenant's: its bytes are reserved
 -- against the tenant's stored bytes from admission to the job's end, with its blobs
-local stored = tonumber(redis.call('GET', KEYS[9]) or '0')
-if stored + bytes > tonumber(ARGV[15]) then return {'stored', tostring(stored + bytes - tonumber(ARGV[2]))} end
-redis.call('INCR', KEYS[1])
-redis.call('EXPIRE', KEYS[1], 120)
-redis.call('SET', KEYS[4], ARGV[6], 'EX', ARGV[8])
-redis.call('SET', KEYS[5], ARGV[7], 'EX', ARGV[8])
-redis.call('SET', KEYS[10], ARGV[16], 'EX', ARGV[8])
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
-redis.call('ZADD', KEYS[6], ARGV[9], ARGV[1])
-redis.call('ZADD', KEYS[7], ARGV[9], ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[7], 0, ARGV[9] - ARGV[8])
-if ARGV[10] ~= '' then redis.call('SET', KEYS[3], ARGV[10], 'EX', ARGV[8]) end
-if #ARGV > 16 then
-  redis.call('HSET', KEYS[8], unpack(ARGV, 17))
-  redis.call('EXPIRE', KEYS[8], ARGV[14])
+local stored = tonumber(redis.call('GET', KEYS[8]) or '0')
+if stored + bytes > tonumber(ARGV[14]) then return {'stored', tostring(stored + bytes - tonumber(ARGV[2]))} end
+redis.call('SET', KEYS[3], ARGV[5], 'EX', ARGV[7])
+redis.call('SET', KEYS[4], ARGV[6], 'EX', ARGV[7])
+redis.call('SET', KEYS[9], ARGV[15], 'EX', ARGV[7])
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[5], ARGV[8], ARGV[1])
+redis.call('ZADD', KEYS[6], ARGV[8], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[6], 0, ARGV[8] - ARGV[7])
+if ARGV[9] ~= '' then redis.call('SET', KEYS[2], ARGV[9], 'EX', ARGV[7]) end
+if #ARGV > 15 then
+  redis.call('HSET', KEYS[7], unpack(ARGV, 16))
+  redis.call('EXPIRE', KEYS[7], ARGV[13])
 end
 return {'admitted'}
 """
@@ -123,15 +120,15 @@ class JobStore:
         digest); the script answers a key already used with that job's record, read in the same
         step (a job that has expired since is no answer: this submission makes a new one).
         Returns ("admitted", None), ("earlier", its record), ("mismatch", None) for a key used by
-        another submission, or the limit hit: ("rate" | "bytes", None), ("active", count),
-        ("stored", the tenant's stored and reserved bytes)."""
+        another submission, or the limit hit: ("bytes", None), ("active", count), ("stored", the
+        tenant's stored and reserved bytes). The rate was charged as the request arrived (server/edge.py)."""
         job_id, tenant, ttl = record["id"], record["tenant"], self.settings.result_ttl_s
         key, digest = idempotency or ("", "")
-        keys = [tenant_key(tenant, f"rate:{int(time.time() // 60)}"), tenant_key(tenant, "active"),
+        keys = [tenant_key(tenant, "active"),
                 idempotency_key(tenant, key) if key else tenant_key(tenant, "no-idempotency-key"), spec_key(job_id),
                 job_key(job_id), QUEUED, tenant_key(tenant, "jobs"), inputs_key(job_id), tenant_key(tenant, "stored"),
                 summary_key(job_id)]
-        args = [job_id, in_flight_bytes, limits.launches_per_minute, limits.max_active_jobs,
+        args = [job_id, in_flight_bytes, limits.max_active_jobs,
                 limits.max_bytes_in_flight, json.dumps(spec), json.dumps(record), ttl, record["created_at"],
                 f"{job_id} {digest}" if key else "", digest, job_key(""), final_key(""),
                 self.settings.blob_ttl_s, limits.max_stored_bytes, summarize(record),

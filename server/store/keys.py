@@ -23,7 +23,7 @@ Keys (all under "ascrun:"):
   started                  set of job ids that are started and not yet ended (for the reaper)
   tenant:<t>:jobs          sorted set of the tenant's job ids by creation time
   tenant:<t>:active        hash job id -> tensor bytes of the tenant's queued + running jobs
-  tenant:<t>:rate:<minute> launches in that minute
+  tenant:<t>:rate:<minute> job submissions in that minute, accepted or refused (edge.py)
   idem:<t>:<key>           "<job id> <request digest>" of a submission's Idempotency-Key
   queues:<stage>:<target>:<soc>  set of the queue names of the stage (build, run), target and SOC
                            ("any": jobs naming none), one per tenant that ever had a job there;

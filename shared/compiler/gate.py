@@ -26,7 +26,14 @@ FORBIDDEN_ATTRIBUTES = ("format", "format_map")
 # What a bundle's metadata may cost: define() pads each source to its line number.
 MAX_LINENO = 1_000_000
 MAX_DEFINED_LINES = 2_000_000  # all functions, padded
-MAX_SOURCE_CHARS = 1_000_000  # all functions
+# What checking a bundle may cost, bounded far below what max_bundle_bytes lets through (the gate's
+# parse costs about 5 us a node, its other passes about 20): the largest kernels of the tests and
+# pyasc's tutorials have ~3 300 nodes, 255 statements and 12 levels. Sources are measured before they
+# are parsed, trees in one pass before any other.
+MAX_SOURCE_CHARS = 100_000  # all functions
+MAX_NODES = 20_000  # all functions' syntax trees
+MAX_STATEMENTS = 2_000  # all functions
+MAX_DEPTH = 100  # a syntax tree's nesting (an elif is as deep as its if)
 MAX_FILENAME_CHARS = 4096
 # A kernel's name is a C++ function's: these Python identifiers are C++ keywords (and the
 # alternative tokens), which would only make the build fail.
@@ -92,11 +99,13 @@ def _validate_digest(digest: str, bundle: KernelBundle) -> None:
         _validate_metadata(fn)
     chars = sum(len(fn.source) for fn in bundle.functions)
     if chars > MAX_SOURCE_CHARS:
-        raise BundleRejected(f"the bundle's sources have {chars} characters, more than {MAX_SOURCE_CHARS}")
+        raise BundleRejected(f"the bundle's sources have {chars} characters, more than {MAX_SOURCE_CHARS} "
+                             "(MAX_SOURCE_CHARS)")
     lines = sum(fn.lineno + fn.source.count("\n") for fn in bundle.functions)
     if lines > MAX_DEFINED_LINES:
         raise BundleRejected(f"the bundle's functions reach {lines} lines in all, counted from each one's lineno, "
                              f"more than {MAX_DEFINED_LINES}")
+    _check_size(bundle)
     names = [f.name for f in bundle.functions]
     if len(set(names)) != len(names):
         raise BundleRejected("bundle defines a function twice")
@@ -132,6 +141,43 @@ def _validate_digest(digest: str, bundle: KernelBundle) -> None:
     _validate_names_and_calls(bundle)
 
 
+@functools.lru_cache(maxsize=16)
+def _parse(fn: KernelFunction) -> ast.Module:
+    """The function's syntax tree, parsed once for the gate's passes (BundleRejected if it does not parse)."""
+    try:
+        return ast.parse(fn.source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
+        raise _rejection(fn, getattr(e, "lineno", 1) or 1,
+                         f"source does not parse: {e.__class__.__name__}: {e}") from None
+
+
+def _rejection(fn: KernelFunction, line: int, why: str) -> BundleRejected:
+    return BundleRejected(f"kernel '{fn.name}' ({fn.filename}:{fn.lineno + line - 1}): {why}")
+
+
+def _check_size(bundle: KernelBundle) -> None:
+    """The bundle's trees within MAX_NODES, MAX_STATEMENTS and MAX_DEPTH: one pass, which stops at
+    the first bound passed, before the gate's other passes (whose cost grows with the trees)."""
+    nodes = statements = 0
+    for fn in bundle.functions:
+        todo = [(_parse(fn), 0, 1)]
+        while todo:
+            node, depth, line = todo.pop()
+            nodes += 1
+            statements += isinstance(node, ast.stmt)
+            if nodes > MAX_NODES:
+                raise BundleRejected(f"the bundle's functions have more than {MAX_NODES} syntax nodes (MAX_NODES)")
+            if statements > MAX_STATEMENTS:
+                raise BundleRejected(f"the bundle's functions have more than {MAX_STATEMENTS} statements "
+                                     "(MAX_STATEMENTS)")
+            line = getattr(node, "lineno", line)
+            if depth > MAX_DEPTH:
+                raise _rejection(fn, line, f"code nested more than {MAX_DEPTH} levels deep (MAX_DEPTH)")
+            elif_ = node.orelse[0] if isinstance(node, ast.If) and len(node.orelse) == 1 else None
+            todo.extend((child, depth if child is elif_ and isinstance(child, ast.If) else depth + 1, line)
+                        for child in ast.iter_child_nodes(node))
+
+
 def _validate_metadata(fn: KernelFunction) -> None:
     """Bounds on what a function's name, file and line cost, and characters a file name may hold
     (it reaches MLIR's locations)."""
@@ -156,7 +202,7 @@ def _validate_names_and_calls(bundle: KernelBundle) -> None:
                | {n for n, _ in bundle.structs} | {n for n, _ in bundle.annotations} | set(KERNEL_BUILTINS))
     calls: Dict[str, set] = {}
     for fn in bundle.functions:
-        tree = ast.parse(fn.source).body[0]
+        tree = _parse(fn).body[0]
         for name, line in free_names(tree):
             if name not in defined:
                 raise BundleRejected(f"kernel '{fn.name}' ({fn.filename}:{fn.lineno + line - 1}) reads '{name}', "
@@ -182,12 +228,9 @@ def _validate_names_and_calls(bundle: KernelBundle) -> None:
 def _validate_function(fn: KernelFunction, asc_names: Iterable[str], module_names: Iterable[str],
                        typing_names: Iterable[str] = ()) -> None:
     def reject(line: int, why: str) -> BundleRejected:
-        return BundleRejected(f"kernel '{fn.name}' ({fn.filename}:{fn.lineno + line - 1}): {why}")
+        return _rejection(fn, line, why)
 
-    try:
-        module = ast.parse(fn.source)
-    except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
-        raise reject(getattr(e, "lineno", 1) or 1, f"source does not parse: {e.__class__.__name__}: {e}") from None
+    module = _parse(fn)
     if len(module.body) != 1 or not isinstance(module.body[0], ast.FunctionDef):
         line = module.body[0].lineno if module.body else 1
         raise reject(line, "a bundle function must be exactly one function definition")
@@ -303,7 +346,7 @@ def _check_reach(fn: KernelFunction, heads: Mapping[str, Any]) -> None:
     """Every `name.a.b...` chain from a module alias or a bundle function must stay inside the
     asc package's kernel language: no module outside it, nothing defined outside asc, not the
     IR layer."""
-    tree = ast.parse(fn.source)
+    tree = _parse(fn)
     steps = {id(a.value) for a in ast.walk(tree) if isinstance(a, ast.Attribute)}  # chains inside longer ones
     for node in ast.walk(tree):
         chain = _attribute_chain(node) if isinstance(node, ast.Attribute) else None

@@ -24,7 +24,7 @@ ENVIRONMENT = {
     "ASCRUN_BLOB_TTL": "seconds an uploaded blob and a job's inline inputs are kept (3600)",
     "ASCRUN_RESULT_TTL": "seconds a job's record, outputs and trace are kept (86400)",
     "ASCRUN_ARTIFACT_TTL": "seconds a compile cache entry is kept (604800)",
-    "ASCRUN_MAX_REQUEST_BYTES": "cap on any JSON body, before authentication (64 MiB)",
+    "ASCRUN_MAX_REQUEST_BYTES": "cap on any request body but a blob upload's, counted as it arrives (64 MiB)",
     "ASCRUN_WORKER_MEMORY_BYTES": "address space of each jailed stage (8 GiB; 0: unlimited)",
     "ASCRUN_WORKER_MAX_FILES": "open files of each jailed stage (256)",
     "ASCRUN_JOB_TIMEOUT": "a job's timeout when its request names none (120 s)",
@@ -106,7 +106,7 @@ class ServiceSettings:
     blob_ttl_s: int = 3600
     result_ttl_s: int = 86400
     artifact_ttl_s: int = 7 * 86400
-    max_request_bytes: int = 64 << 20  # hard cap on any JSON body, before authentication
+    max_request_bytes: int = 64 << 20  # cap on any body but a blob upload's (a tenant's may be lower)
     worker_memory_bytes: int = 8 << 30  # address space of a jailed stage (0: unlimited)
     worker_max_files: int = 256
     job_timeout_s: int = 120

@@ -1,0 +1,123 @@
+"""The HTTP edge, before any route: who is asking (401 at once without a valid token, before a body
+byte is read), what the body may weigh (counted on the bytes as they arrive, chunked or not: 413 the
+moment the count passes the cap), and a job submission charged to its tenant's launches_per_minute
+as it arrives, whatever then becomes of it (429 over it). A plain ASGI middleware:
+@app.middleware's BaseHTTPMiddleware cost about a third of the API server's CPU per launch."""
+from __future__ import annotations
+
+import re
+import time
+from typing import Optional, Tuple
+
+import redis
+import redis.asyncio as aioredis
+from starlette.responses import Response
+
+from ..compiler.errors import Kind
+from ..compiler.settings import ServiceSettings
+from .errors import error_response, redis_error_response
+from .store.keys import tenant_key
+from .tenants import Tenant, Tenants
+
+# What answers without a token: the service's health, the dashboard's page (its scripts then call
+# the API with the caller's token) and the API's own docs. Anything else needs one, unknown paths too.
+PUBLIC_PATHS = re.compile(r"^/(v1/health|dashboard(/.*)?|docs(/oauth2-redirect)?|redoc|openapi\.json)$")
+BLOB_UPLOAD = re.compile(r"^/v1/blobs/[0-9a-f]{64}$")  # counted by its route, against max_blob_bytes
+SUBMISSION = ("POST", "/v1/jobs")
+RATE_WINDOW_S = 60
+
+
+def rate_key(tenant: str, now: float) -> str:
+    """The counter of the tenant's submissions in the minute of `now`."""
+    return tenant_key(tenant, f"rate:{int(now // RATE_WINDOW_S)}")
+
+
+class Refused(Exception):
+    def __init__(self, kind: Kind, message: str, status: int):
+        super().__init__(message)
+        self.kind, self.message, self.status = kind, message, status
+
+
+class Edge:
+    def __init__(self, app, tenants: Tenants, settings: ServiceSettings, connection: aioredis.Redis):
+        self.app, self.tenants, self.settings, self.connection = app, tenants, settings, connection
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        try:
+            who = self._caller(scope)
+            cap = self._body_cap(scope, who)
+            if who is not None and (scope["method"], scope["path"]) == SUBMISSION:
+                await self._meter(who)
+        except Refused as refused:
+            return await _refuse(error_response(refused.kind, refused.message, refused.status), scope, receive, send)
+        except redis.RedisError as e:  # outside the app's handlers: answered in their shape here
+            return await _refuse(redis_error_response(e), scope, receive, send)
+        if who is not None:
+            scope.setdefault("state", {})["tenant"] = who  # deps.tenant reads it: request.state.tenant
+        if cap is None:
+            return await self.app(scope, receive, send)
+        await self._capped(scope, receive, send, *cap)
+
+    def _caller(self, scope) -> Optional[Tenant]:
+        """The tenant of the Authorization header; None on a public path without a valid one."""
+        authorization = next((v for k, v in scope["headers"] if k == b"authorization"), b"").decode("latin-1")
+        who = self.tenants.authenticate(authorization or None)
+        if who is None and not PUBLIC_PATHS.match(scope["path"]):
+            raise Refused(Kind.UNAUTHORIZED, "a valid bearer token is required (Authorization: Bearer <token>)", 401)
+        return who
+
+    def _body_cap(self, scope, who: Optional[Tenant]) -> Optional[Tuple[int, str]]:
+        """The cap on the body's bytes and whose it is (None: the route counts them itself), checked
+        against a declared Content-Length at once."""
+        if who is not None and scope["method"] == "PUT" and BLOB_UPLOAD.match(scope["path"]):
+            return None
+        cap, whose = self.settings.max_request_bytes, "the service's"
+        if who is not None and who.limits.max_request_bytes < cap:
+            cap, whose = who.limits.max_request_bytes, "your"
+        length = next((v for k, v in scope["headers"] if k == b"content-length"), b"")
+        if length.isdigit() and int(length) > cap:
+            raise Refused(Kind.LIMIT, f"request body of {int(length)} bytes exceeds {whose} {cap}-byte limit "
+                                      "(max_request_bytes)", 413)
+        return cap, whose
+
+    async def _meter(self, who: Tenant) -> None:
+        """Charge the submission to the tenant's minute before anything reads or checks it."""
+        key = rate_key(who.name, time.time())
+        async with self.connection.pipeline(transaction=True) as pipe:
+            count, _ = await pipe.incr(key).expire(key, 2 * RATE_WINDOW_S).execute()
+        if count > who.limits.launches_per_minute:
+            raise Refused(Kind.LIMIT, f"more than {who.limits.launches_per_minute} launches this minute "
+                                      "(launches_per_minute; refused ones count too)", 429)
+
+    async def _capped(self, scope, receive, send, cap: int, whose: str) -> None:
+        """The app, with the body's bytes counted as they arrive: past `cap`, the 413 goes out at
+        once, the app reads a disconnect and whatever it answers then is dropped."""
+        received, refused = 0, False
+
+        async def counted_receive():
+            nonlocal received, refused
+            if refused:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > cap:
+                    refused = True
+                    await _refuse(error_response(Kind.LIMIT, f"request body exceeds {whose} {cap}-byte limit "
+                                                             "(max_request_bytes)", 413), scope, receive, send)
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def guarded_send(message):
+            if not refused:
+                await send(message)
+
+        await self.app(scope, counted_receive, guarded_send)
+
+
+async def _refuse(response: Response, scope, receive, send) -> None:
+    """The refusal, on a connection closed after it: the body left unread is not drained."""
+    response.headers["Connection"] = "close"
+    await response(scope, receive, send)

@@ -1,0 +1,170 @@
+"""The HTTP edge as a hostile client meets it (issue 25, items 7 and 10): a body is counted as its bytes
+arrive (chunked too), a token is asked for before any body byte is read, every submission is charged to
+its tenant's rate before its bundle is checked, and the check has bounds and runs in a pool of processes
+where one tenant's heavy bundles neither stall the API nor queue in front of another tenant's."""
+import concurrent.futures
+import hashlib
+import json
+import select
+import socket
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+import httpx
+import pytest
+
+from conftest import Service
+
+pytestmark = pytest.mark.service
+
+TOKENS = {"capped": "capped-secret-token", "metered": "metered-secret-token", "heavy": "heavy-secret-token",
+          "other": "other-secret-token"}
+LIMITS = {"capped": {"max_request_bytes": 1 << 20}, "metered": {"launches_per_minute": 1}}
+MiB = 1 << 20
+
+
+@pytest.fixture(scope="module")
+def pool(redis_url):
+    """An API server with tenants (no worker: every submission here is refused before it would queue)."""
+    config = {"tenants": [{"name": name, "token_sha256": hashlib.sha256(token.encode()).hexdigest(),
+                           "limits": LIMITS.get(name, {})} for name, token in TOKENS.items()]}
+    svc = Service(redis_url, {"ASCRUN_TENANTS": json.dumps(config)})
+    svc.wait_for_workers(None)
+    yield svc
+    svc.stop()
+
+
+def _auth(name):
+    return {"Authorization": f"Bearer {TOKENS[name]}"}
+
+
+def _rss(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1]) * 1024
+
+
+def _cpu_s(pid: int) -> float:
+    """User + system CPU of the process itself (not of its children)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(f) for f in fields[11:13]) / 100
+
+
+def _send_chunked(url: str, path: str, headers: dict, total: int):
+    """POST `total` bytes as a chunked body (in 64 KiB chunks) until the answer comes: (its text, the
+    body bytes sent by then)."""
+    address = urlparse(url)
+    head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    chunk = b"10000\r\n" + b"x" * 0x10000 + b"\r\n"
+    sent, answer = 0, b""
+    with socket.create_connection((address.hostname, address.port), timeout=30) as conn:
+        conn.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\n{head}Transfer-Encoding: chunked\r\n\r\n".encode())
+        while not answer.endswith(b"}"):
+            readable, writable, _ = select.select([conn], [conn] if sent < total else [], [], 30)
+            if readable:
+                try:
+                    data = conn.recv(65536)
+                except ConnectionResetError:  # the answer, if any, came before
+                    break
+                if not data:
+                    break
+                answer += data
+            elif writable:
+                try:
+                    conn.sendall(chunk)
+                    sent += 0x10000
+                except (BrokenPipeError, ConnectionResetError):
+                    total = sent  # the server closed: read its answer
+            else:
+                break
+    return answer.decode("latin-1"), sent
+
+
+def test_a_chunked_body_without_a_token_is_refused_before_it_is_read(pool):
+    rss = _rss(pool.server.pid)
+    answer, sent = _send_chunked(pool.url, "/v1/jobs", {}, 64 * MiB)
+    assert answer.startswith("HTTP/1.1 401"), answer
+    assert "a valid bearer token is required (Authorization: Bearer <token>)" in answer
+    assert sent < 16 * MiB  # the answer came while the client was still sending
+    assert _rss(pool.server.pid) - rss < 16 * MiB
+
+
+def test_a_chunked_body_over_the_tenants_cap_is_refused_as_it_arrives(pool):
+    rss = _rss(pool.server.pid)
+    for path in ("/v1/jobs", "/v1/blobs/missing"):
+        answer, sent = _send_chunked(pool.url, path, _auth("capped"), 64 * MiB)
+        assert answer.startswith("HTTP/1.1 413"), answer
+        assert "request body exceeds your 1048576-byte limit (max_request_bytes)" in answer
+        assert sent < 16 * MiB
+    assert _rss(pool.server.pid) - rss < 16 * MiB
+    # a declared length over the cap: refused on the headers alone
+    answer = httpx.post(f"{pool.url}/v1/blobs/missing", content=b"x" * (MiB + 1), headers=_auth("capped"))
+    assert answer.status_code == 413
+    assert answer.json()["error"]["message"] == ("request body of 1048577 bytes exceeds your 1048576-byte limit "
+                                                 "(max_request_bytes)")
+
+
+def _job(source: str, entry: str = "k") -> dict:
+    return {"bundle": {"entry": entry, "functions": [{"name": entry, "source": source, "filename": "k.py",
+                                                      "lineno": 1}], "constants": {}, "modules": {"asc": "asc"}},
+            "core_num": 1, "args": [{"kind": "scalar", "dtype": "int", "value": 1}]}
+
+
+HEAD = "@asc.jit\ndef k(n: int):\n"
+# issue 25's: 40 000 assignments and one undefined name, 0.9 MiB
+ATTACK = HEAD + "".join(f"    v{i} = v{i - 1} + 1\n" for i in range(1, 40_000)) + "    v0 = undefined_name\n"
+
+
+def _heavy(salt: int) -> str:
+    """Within every bound of the gate, refused by its last check (an undefined name) after all the others."""
+    return (HEAD + f"    v0 = {salt}\n" + "".join(f"    v{i} = v{i - 1} + v{i - 1} + n\n" for i in range(1, 1400))
+            + "    v0 = undefined_name\n")
+
+
+def _await_a_fresh_minute():
+    """The rate is counted per minute: start with 5 s of this minute left at least."""
+    if time.time() % 60 > 55:
+        time.sleep(60 - time.time() % 60)
+
+
+def test_a_refused_submission_counts_against_the_rate(pool):
+    _await_a_fresh_minute()
+    refused = httpx.post(f"{pool.url}/v1/jobs", json=_job(ATTACK), headers=_auth("metered"), timeout=60)
+    assert refused.status_code == 422
+    assert refused.json()["error"] == {"kind": "bundle_rejected", "message": (
+        "the bundle's sources have 937808 characters, more than 100000 (MAX_SOURCE_CHARS)")}
+    again = httpx.post(f"{pool.url}/v1/jobs", json=_job(HEAD + "    pass\n"), headers=_auth("metered"))
+    assert again.status_code == 429
+    assert again.json()["error"]["message"] == ("more than 1 launches this minute (launches_per_minute; refused "
+                                                "ones count too)")
+
+
+def test_heavy_checks_run_outside_the_api_and_behind_their_tenants_own(pool):
+    """A tenant's heavy bundles cost the API process little CPU (the pool's processes spend it), and
+    another tenant's check does not wait behind them."""
+    from ascrun.compiler import gate
+    from ascrun.compiler.bundle import KernelBundle
+    from ascrun.compiler.errors import BundleRejected
+    start = time.process_time()
+    with pytest.raises(BundleRejected, match="reads 'undefined_name'"):
+        gate.validate(KernelBundle.from_json(_job(_heavy(0))["bundle"]))
+    cost = time.process_time() - start  # what one check costs where it runs
+
+    def submit(name, source):
+        answer = httpx.post(f"{pool.url}/v1/jobs", json=_job(source), headers=_auth(name), timeout=120)
+        return answer, time.monotonic()
+
+    with concurrent.futures.ThreadPoolExecutor(9) as threads:
+        warm = [threads.submit(submit, name, HEAD + "    v = undefined_name\n") for name in ("heavy", "other")]
+        assert [f.result()[0].status_code for f in warm] == [422, 422]  # the pool's two processes are up
+        count, cpu = 8, _cpu_s(pool.server.pid)
+        heavy = [threads.submit(submit, "heavy", _heavy(i + 1)) for i in range(count)]
+        time.sleep(cost)  # they are in
+        other, other_done = submit("other", HEAD + "    v = also_undefined\n")
+        done = sorted(f.result()[1] for f in heavy)
+        cpu = _cpu_s(pool.server.pid) - cpu
+    assert other.status_code == 422 and "reads 'also_undefined'" in other.json()["error"]["message"]
+    for answer, _ in (f.result() for f in heavy):
+        assert answer.status_code == 422 and "reads 'undefined_name'" in answer.json()["error"]["message"]
+    assert other_done < done[count // 2]  # not behind the heavy tenant's queue: beside its one check at a time
+    assert cpu < count * cost / 2  # the checks ran elsewhere
