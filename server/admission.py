@@ -93,9 +93,9 @@ class Admission:
                 args[-1]["input"] = str(len(inputs))
                 inputs[args[-1]["input"]] = arg.raw
         spec = {"tenant": who.name, "caches": who.caches, "bundle": bundle.to_json(), "core_num": body.core_num,
-                "target": body.target,
-                "args": args, "options": body.options.model_dump(exclude_none=True), "timeout": timeout, "bounds": body.bounds,
-                "hazards": body.hazards, "max_log_bytes": limits.max_log_bytes}
+                "target": body.target, "args": args, "options": body.options.model_dump(exclude_none=True),
+                "timeout": timeout, "bounds": body.bounds, "hazards": body.hazards,
+                "max_log_bytes": limits.max_log_bytes}
         if policy is not None:
             spec["benchmark"] = policy
         idempotency = None

@@ -8,7 +8,6 @@ from typing import Awaitable, Callable, Optional
 
 from fastapi import APIRouter, Depends, Header, Query
 from fastapi.responses import PlainTextResponse, Response
-from starlette.concurrency import run_in_threadpool
 
 from ...compiler.errors import Kind
 from ...job_status import TERMINAL, JobStatus
