@@ -128,24 +128,11 @@ private:
 struct Aborted {};
 
 // printf-style formatting into a std::string (for fault messages only: never on a hot path).
-__attribute__((format(printf, 1, 2))) inline std::string format(const char* fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    va_list ap2;
-    va_copy(ap2, ap);
-    const int n = std::vsnprintf(nullptr, 0, fmt, ap);
-    va_end(ap);
-    std::string out;
-    if (n > 0) {
-        out.resize(static_cast<size_t>(n) + 1);
-        std::vsnprintf(&out[0], out.size(), fmt, ap2);
-        out.resize(static_cast<size_t>(n));
-    }
-    va_end(ap2);
-    return out;
-}
+// The out-of-line helpers of this header are defined once, in core/core.cpp: every kernel would
+// otherwise compile them again.
+__attribute__((format(printf, 1, 2))) std::string format(const char* fmt, ...);
 
-[[noreturn]] inline void fault(std::string msg) { throw KernelFault(std::move(msg)); }
+[[noreturn]] __attribute__((cold)) void fault(std::string msg);
 
 // ---- element type names (messages and the launch signature) ---------------------------------------
 
@@ -383,27 +370,22 @@ void warn(BlockContext& b, const char* api, const char* operand, const Message& 
 }
 
 // A race or sync-hygiene finding of the pipe model: a warning, or with hazards "fault" the fault.
-inline void hazard(BlockContext& b, const pipes::Finding& f) {
-    if (b.launch->hazards() == pipes::Hazards::Fault) fault(f.message + " (hazards=\"fault\")");
-    warn(b, f.key_api, f.key_operand, [&] { return f.message; });
-}
+void hazard(BlockContext& b, const pipes::Finding& f);
+
+// The pipe model's part of pipe_operand (b.pipes is set).
+void modeled_operand(BlockContext& b, const char* api, const char* role, Memory m, uint64_t addr, uint64_t bytes);
 
 // Operand `role` of instruction `api` touches `bytes` bytes of local memory `m` from `addr`: the
 // pipe model sees it (one call per operand, after the operand's checks).
 inline void pipe_operand(BlockContext& b, const char* api, const char* role, Memory m, uint64_t addr, uint64_t bytes) {
-    if (!b.pipes) return;
-    pipes::Finding f;
-    if (b.pipes->operand(api, role, static_cast<uint32_t>(m), addr, bytes, &f)) hazard(b, f);
+    if (b.pipes) modeled_operand(b, api, role, m, addr, bytes);
 }
 
 // How messages name a core: "block 3", or in a mixed launch "AIC 1" / "AIV 3" (GetBlockIdx on it).
-inline std::string core_label(const BlockContext& b) {
-    if (!b.launch->cores().mixed()) return "block " + std::to_string(b.block_idx);
-    return (b.core_type == AscendC::AIC ? "AIC " : "AIV ") + std::to_string(b.block_idx);
-}
+std::string core_label(const BlockContext& b);
 
 // Hex for UB offsets and byte ranges in messages.
-inline std::string hex(uint64_t v) { return format("0x%llx", static_cast<unsigned long long>(v)); }
+std::string hex(uint64_t v);
 
 }  // namespace ascrun
 
