@@ -6,6 +6,42 @@
 
 namespace ascrun {
 
+LaunchContext::LaunchContext(uint32_t block_num, std::vector<Region> regions, Bounds bounds, KernelType kernel_type,
+                             pipes::Hazards hazards, pipes::LaunchTimeline* timeline)
+    : block_num_(block_num), regions_(std::move(regions)), written_(regions_.size()), bounds_(bounds),
+      kernel_type_(kernel_type), hazards_(hazards), timeline_(timeline) {
+    for (auto& w : written_) w.store(0, std::memory_order_relaxed);
+}
+
+LaunchContext::~LaunchContext() = default;
+
+long LaunchContext::find_region(uintptr_t p) const {
+    long best = -1;
+    for (size_t i = 0; i < regions_.size(); ++i) {
+        const Region& r = regions_[i];
+        if (p >= r.base && p - r.base < r.bytes + r.guard) return static_cast<long>(i);
+        if (r.base <= p && (best < 0 || r.base > regions_[static_cast<size_t>(best)].base)) {
+            best = static_cast<long>(i);
+        }
+    }
+    if (best >= 0) {
+        const Region& r = regions_[static_cast<size_t>(best)];
+        const uint64_t past_end = p - r.base - r.bytes;
+        if (past_end / 16 > r.bytes + (uint64_t(1) << 20) / 16) best = -1;
+    }
+    return best;
+}
+
+void LaunchContext::record_error(const std::string& msg) noexcept {
+    try {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!has_error_.exchange(true)) error_ = msg;
+    } catch (...) {
+        has_error_.store(true);  // out of memory while copying the message: reported without it
+    }
+    abort_.store(true, std::memory_order_relaxed);
+}
+
 std::string format(const char* fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

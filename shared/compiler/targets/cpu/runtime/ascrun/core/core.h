@@ -209,11 +209,8 @@ public:
     // `timeline`: where the cores' modeled timelines go (null: no model); `hazards`: the policy.
     LaunchContext(uint32_t block_num, std::vector<Region> regions, Bounds bounds = Bounds::Fault,
                   KernelType kernel_type = KernelType::AIV_ONLY, pipes::Hazards hazards = pipes::Hazards::Off,
-                  pipes::LaunchTimeline* timeline = nullptr)
-        : block_num_(block_num), regions_(std::move(regions)), written_(regions_.size()), bounds_(bounds),
-          kernel_type_(kernel_type), hazards_(hazards), timeline_(timeline) {
-        for (auto& w : written_) w.store(0, std::memory_order_relaxed);
-    }
+                  pipes::LaunchTimeline* timeline = nullptr);
+    ~LaunchContext();
 
     uint32_t block_num() const { return block_num_; }
     KernelType kernel_type() const { return kernel_type_; }
@@ -232,33 +229,10 @@ public:
     // The region a GM pointer belongs to: the one it lies in (guard zone included); else the
     // nearest one that ends at most 16 x its size + 1 MiB below it (a pointer computed past the
     // end of an argument, whose accesses are then reported relative to that argument); else none (-1).
-    long find_region(uintptr_t p) const {
-        long best = -1;
-        for (size_t i = 0; i < regions_.size(); ++i) {
-            const Region& r = regions_[i];
-            if (p >= r.base && p - r.base < r.bytes + r.guard) return static_cast<long>(i);
-            if (r.base <= p && (best < 0 || r.base > regions_[static_cast<size_t>(best)].base)) {
-                best = static_cast<long>(i);
-            }
-        }
-        if (best >= 0) {
-            const Region& r = regions_[static_cast<size_t>(best)];
-            const uint64_t past_end = p - r.base - r.bytes;
-            if (past_end / 16 > r.bytes + (uint64_t(1) << 20) / 16) best = -1;
-        }
-        return best;
-    }
+    long find_region(uintptr_t p) const;
 
     // Keeps the first error only; later ones (and the aborting blocks) are dropped.
-    void record_error(const std::string& msg) noexcept {
-        try {
-            std::lock_guard<std::mutex> lock(mu_);
-            if (!has_error_.exchange(true)) error_ = msg;
-        } catch (...) {
-            has_error_.store(true);  // out of memory while copying the message: reported without it
-        }
-        abort_.store(true, std::memory_order_relaxed);
-    }
+    void record_error(const std::string& msg) noexcept;
     void abort() noexcept { abort_.store(true, std::memory_order_relaxed); }
     bool has_error() const { return has_error_.load(); }
     const std::string& error() const { return error_; }
