@@ -19,7 +19,7 @@ bool writes(const char* role) {
 
 // ---- signals kept until their wait -------------------------------------------------------------------
 
-PipeModel::PipeModel(Hazards hazards) : hazards_(hazards) {}
+PipeModel::PipeModel(Hazards hazards) : hazards_(hazards), posted_flags_(kFlagKeys) {}
 PipeModel::~PipeModel() = default;
 
 PipeModel::Posted& PipeModel::posted(uint64_t key) {

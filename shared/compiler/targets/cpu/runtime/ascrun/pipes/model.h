@@ -112,7 +112,7 @@ private:
         bool live = false;
     };
     Posted& posted(uint64_t key);  // (post)
-    std::vector<Posted> posted_flags_ = std::vector<Posted>(kFlagKeys);
+    std::vector<Posted> posted_flags_;  // kFlagKeys of them (sized in the constructor, out of line)
     std::unordered_map<uint64_t, Posted> posted_queues_;  // only the outstanding ones: a kernel that
                                                           // makes buffers in a loop stays bounded
     Open open_;
