@@ -188,6 +188,18 @@ void cube_checked(BlockContext& b, const char* api, const char* role, bool bound
     check_buffer_live(b, tag, static_cast<uint32_t>(addr), [&] { return format("%s: %s LocalTensor", api, role); });
 }
 
+void check_overlap_bytes(const char* api, const char* dst_role, uint64_t d, uint64_t d_bytes, uint64_t d_own,
+                         const char* src_role, uint64_t s, uint64_t s_bytes, uint64_t s_own) {
+    const uint64_t d_end = d + d_bytes, s_end = s + s_bytes;
+    if (d == s || d_end <= s || s_end <= d) return;
+    if (d < s && (s - d) % 256 == 0) return;
+    undefined_overlap(api, d, d_own, s, s_own, [&] {
+        return format("%s: %s range [%s, %s) partially overlaps %s range [%s, %s) (operands must coincide or be "
+                      "disjoint)",
+                      api, dst_role, hex(d).c_str(), hex(d_end).c_str(), src_role, hex(s).c_str(), hex(s_end).c_str());
+    });
+}
+
 }  // namespace ascrun
 
 #pragma GCC visibility pop

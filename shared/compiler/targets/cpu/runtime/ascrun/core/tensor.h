@@ -498,18 +498,15 @@ void undefined_overlap(const char* api, uint64_t d, uint64_t d_own, uint64_t s, 
 // Destination and source of one instruction may coincide exactly or be disjoint. A partial overlap
 // is only defined when the destination starts a whole number of 256-byte repeats below the source
 // (each repeat then reads its source before a later repeat overwrites it).
+// (check_overlap on byte counts: `*_bytes` what the instruction touches, `*_own` the tensor's own bytes)
+void check_overlap_bytes(const char* api, const char* dst_role, uint64_t d, uint64_t d_bytes, uint64_t d_own,
+                         const char* src_role, uint64_t s, uint64_t s_bytes, uint64_t s_own);
+
 template <typename T, typename U>
 void check_overlap(const char* api, const char* dst_role, const AscendC::LocalTensor<T>& dst, uint64_t dst_count,
                    const char* src_role, const AscendC::LocalTensor<U>& src, uint64_t src_count) {
-    const uint64_t d = dst.ascrun_addr(), s = src.ascrun_addr();
-    const uint64_t d_end = d + dst_count * sizeof(T), s_end = s + src_count * sizeof(U);
-    if (d == s || d_end <= s || s_end <= d) return;
-    if (d < s && (s - d) % 256 == 0) return;
-    undefined_overlap(api, d, uint64_t{dst.GetSize()} * sizeof(T), s, uint64_t{src.GetSize()} * sizeof(U), [&] {
-        return format("%s: %s range [%s, %s) partially overlaps %s range [%s, %s) (operands must coincide or be "
-                      "disjoint)",
-                      api, dst_role, hex(d).c_str(), hex(d_end).c_str(), src_role, hex(s).c_str(), hex(s_end).c_str());
-    });
+    check_overlap_bytes(api, dst_role, dst.ascrun_addr(), dst_count * sizeof(T), uint64_t{dst.GetSize()} * sizeof(T),
+                        src_role, src.ascrun_addr(), src_count * sizeof(U), uint64_t{src.GetSize()} * sizeof(U));
 }
 
 // Byte ranges [a, a_end) and [b, b_end) of two operands the instruction does not allow to share

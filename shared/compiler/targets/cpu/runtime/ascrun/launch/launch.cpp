@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "kernel_operator.h"
+#include "ascrun/sync/core_group.h"
 
 #pragma GCC visibility push(hidden)
 
