@@ -42,6 +42,19 @@ void LaunchContext::record_error(const std::string& msg) noexcept {
     abort_.store(true, std::memory_order_relaxed);
 }
 
+uint8_t* BlockContext::first_use(Memory m) {
+    std::unique_ptr<uint8_t[]>& mem = cube_memory[static_cast<uint32_t>(m) - 1];
+    mem.reset(new uint8_t[memory_bytes(m)]);
+    std::memset(mem.get(), kUbPoison, memory_bytes(m));
+    return mem.get();
+}
+
+void outside_launch() {
+    fault("an Ascend C API was called outside a kernel launch (call the kernel through ascrun_launch)");
+}
+
+void stop_block() { throw Aborted{}; }
+
 std::string format(const char* fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

@@ -268,13 +268,11 @@ struct BlockContext {
     // The bytes of local memory `m` (memory_bytes(m) of them).
     uint8_t* local_memory(Memory m) {
         if (m == Memory::UB) return ub;
-        std::unique_ptr<uint8_t[]>& mem = cube_memory[static_cast<uint32_t>(m) - 1];
-        if (!mem) {
-            mem.reset(new uint8_t[memory_bytes(m)]);
-            std::memset(mem.get(), kUbPoison, memory_bytes(m));
-        }
-        return mem.get();
+        uint8_t* mem = cube_memory[static_cast<uint32_t>(m) - 1].get();
+        return mem != nullptr ? mem : first_use(m);
     }
+    // A cube memory's allocation, poisoned (core/core.cpp).
+    uint8_t* first_use(Memory m);
 
     // sync/intra_core.h: outstanding SetFlag count per (HardEvent, event ID): 0 or 1 normally;
     // negative while a WaitFlag waits for a SetFlag that comes later in program order.
@@ -327,12 +325,13 @@ struct BlockContext {
 inline thread_local BlockContext* tls_block = nullptr;
 
 // The current block; stops it (by Aborted) if another block already failed.
+// (Its two ways out are out of line, in core/core.cpp: enter() is inlined into every API call.)
+[[noreturn]] __attribute__((cold)) void outside_launch();
+[[noreturn]] __attribute__((cold)) void stop_block();
 inline BlockContext& enter() {
     BlockContext* b = tls_block;
-    if (b == nullptr) {
-        fault("an Ascend C API was called outside a kernel launch (call the kernel through ascrun_launch)");
-    }
-    if (b->launch->aborting()) throw Aborted{};
+    if (b == nullptr) outside_launch();
+    if (b->launch->aborting()) stop_block();
     return *b;
 }
 
