@@ -24,11 +24,11 @@ BUILD_TIMEOUT_S = 300
 CPU_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-fno-strict-aliasing", "-pthread")
 
 
-def runtime_digest() -> str:
+def runtime_digest(runtime: Path = RUNTIME_DIR) -> str:
     """sha256 over every runtime header and source, so a runtime change never reuses an old binary."""
     h = hashlib.sha256()
-    for path in sorted([*RUNTIME_DIR.rglob("*.h"), *RUNTIME_DIR.rglob("*.cpp")]):
-        h.update(str(path.relative_to(RUNTIME_DIR)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in sorted([*runtime.rglob("*.h"), *runtime.rglob("*.cpp")]):
+        h.update(str(path.relative_to(runtime)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
@@ -36,7 +36,9 @@ class CpuToolchain(Toolchain):
     """Builds a shared library exporting the kernel plus the launch ABI of runtime/ascrun/launch/launch.h."""
     target = "cpu"
 
-    def __init__(self, cxx: str | None = None):
+    def __init__(self, cxx: str | None = None, runtime: Path = RUNTIME_DIR):
+        """`runtime`: the runtime folder to build against (another one only in bench/build_time.py)."""
+        self.runtime = runtime
         name = cxx or HostSettings.from_env().cxx
         path = shutil.which(name)
         if path is None:
@@ -51,7 +53,7 @@ class CpuToolchain(Toolchain):
     @cached_property
     def id(self) -> str:
         """Target + compiler version + runtime headers + flags: the artifact cache's namespace."""
-        parts = [self.target, self.compiler_version, runtime_digest(), " ".join(CPU_FLAGS)]
+        parts = [self.target, self.compiler_version, runtime_digest(self.runtime), " ".join(CPU_FLAGS)]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
     def _prebuilt(self) -> tuple[Path, list[Path]]:
@@ -63,9 +65,9 @@ class CpuToolchain(Toolchain):
         Each file appears atomically, so concurrent builders never see half of one."""
         folder = runtime_temp_dir() / f"runtime_{self.id[:24]}"
         folder.mkdir(mode=0o755, exist_ok=True)
-        flags = [*(f for f in CPU_FLAGS if f != "-shared"), "-I", str(RUNTIME_DIR)]  # includes name paths from it
-        outputs = [(folder / "kernel_operator.h.gch", ["-x", "c++-header", str(RUNTIME_DIR / "kernel_operator.h")])]
-        outputs += [(folder / f"{src.stem}.o", ["-c", str(src)]) for src in sorted(RUNTIME_DIR.rglob("*.cpp"))]
+        flags = [*(f for f in CPU_FLAGS if f != "-shared"), "-I", str(self.runtime)]  # includes name paths from it
+        outputs = [(folder / "kernel_operator.h.gch", ["-x", "c++-header", str(self.runtime / "kernel_operator.h")])]
+        outputs += [(folder / f"{src.stem}.o", ["-c", str(src)]) for src in sorted(self.runtime.rglob("*.cpp"))]
         for out, args in outputs:
             if out.exists():
                 continue
@@ -81,12 +83,12 @@ class CpuToolchain(Toolchain):
         """The compile of folder/kernel.cpp into folder/kernel.so."""
         include, objects = self._prebuilt()
         # the real path: /usr/bin/c++ is a link through /etc/alternatives, outside a jail's view
-        return [os.path.realpath(self.cxx), *CPU_FLAGS, "-I", str(include), "-I", str(RUNTIME_DIR), "-o", f"{folder}/kernel.so",
+        return [os.path.realpath(self.cxx), *CPU_FLAGS, "-I", str(include), "-I", str(self.runtime), "-o", f"{folder}/kernel.so",
                 f"{folder}/kernel.cpp", *map(str, objects)]
 
     def read_only_paths(self) -> list:
         """What the compile reads besides /usr: the runtime's sources and prebuilt folder."""
-        return [str(RUNTIME_DIR), str(self._prebuilt()[0])]
+        return [str(self.runtime), str(self._prebuilt()[0])]
 
     def warm(self) -> None:
         """The prebuilt runtime, built once before the first job."""

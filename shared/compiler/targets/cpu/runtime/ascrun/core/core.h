@@ -128,24 +128,11 @@ private:
 struct Aborted {};
 
 // printf-style formatting into a std::string (for fault messages only: never on a hot path).
-__attribute__((format(printf, 1, 2))) inline std::string format(const char* fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    va_list ap2;
-    va_copy(ap2, ap);
-    const int n = std::vsnprintf(nullptr, 0, fmt, ap);
-    va_end(ap);
-    std::string out;
-    if (n > 0) {
-        out.resize(static_cast<size_t>(n) + 1);
-        std::vsnprintf(&out[0], out.size(), fmt, ap2);
-        out.resize(static_cast<size_t>(n));
-    }
-    va_end(ap2);
-    return out;
-}
+// The out-of-line helpers of this header are defined once, in core/core.cpp: every kernel would
+// otherwise compile them again.
+__attribute__((format(printf, 1, 2))) std::string format(const char* fmt, ...);
 
-[[noreturn]] inline void fault(std::string msg) { throw KernelFault(std::move(msg)); }
+[[noreturn]] __attribute__((cold)) void fault(std::string msg);
 
 // ---- element type names (messages and the launch signature) ---------------------------------------
 
@@ -222,11 +209,8 @@ public:
     // `timeline`: where the cores' modeled timelines go (null: no model); `hazards`: the policy.
     LaunchContext(uint32_t block_num, std::vector<Region> regions, Bounds bounds = Bounds::Fault,
                   KernelType kernel_type = KernelType::AIV_ONLY, pipes::Hazards hazards = pipes::Hazards::Off,
-                  pipes::LaunchTimeline* timeline = nullptr)
-        : block_num_(block_num), regions_(std::move(regions)), written_(regions_.size()), bounds_(bounds),
-          kernel_type_(kernel_type), hazards_(hazards), timeline_(timeline) {
-        for (auto& w : written_) w.store(0, std::memory_order_relaxed);
-    }
+                  pipes::LaunchTimeline* timeline = nullptr);
+    ~LaunchContext();
 
     uint32_t block_num() const { return block_num_; }
     KernelType kernel_type() const { return kernel_type_; }
@@ -245,33 +229,10 @@ public:
     // The region a GM pointer belongs to: the one it lies in (guard zone included); else the
     // nearest one that ends at most 16 x its size + 1 MiB below it (a pointer computed past the
     // end of an argument, whose accesses are then reported relative to that argument); else none (-1).
-    long find_region(uintptr_t p) const {
-        long best = -1;
-        for (size_t i = 0; i < regions_.size(); ++i) {
-            const Region& r = regions_[i];
-            if (p >= r.base && p - r.base < r.bytes + r.guard) return static_cast<long>(i);
-            if (r.base <= p && (best < 0 || r.base > regions_[static_cast<size_t>(best)].base)) {
-                best = static_cast<long>(i);
-            }
-        }
-        if (best >= 0) {
-            const Region& r = regions_[static_cast<size_t>(best)];
-            const uint64_t past_end = p - r.base - r.bytes;
-            if (past_end / 16 > r.bytes + (uint64_t(1) << 20) / 16) best = -1;
-        }
-        return best;
-    }
+    long find_region(uintptr_t p) const;
 
     // Keeps the first error only; later ones (and the aborting blocks) are dropped.
-    void record_error(const std::string& msg) noexcept {
-        try {
-            std::lock_guard<std::mutex> lock(mu_);
-            if (!has_error_.exchange(true)) error_ = msg;
-        } catch (...) {
-            has_error_.store(true);  // out of memory while copying the message: reported without it
-        }
-        abort_.store(true, std::memory_order_relaxed);
-    }
+    void record_error(const std::string& msg) noexcept;
     void abort() noexcept { abort_.store(true, std::memory_order_relaxed); }
     bool has_error() const { return has_error_.load(); }
     const std::string& error() const { return error_; }
@@ -307,13 +268,11 @@ struct BlockContext {
     // The bytes of local memory `m` (memory_bytes(m) of them).
     uint8_t* local_memory(Memory m) {
         if (m == Memory::UB) return ub;
-        std::unique_ptr<uint8_t[]>& mem = cube_memory[static_cast<uint32_t>(m) - 1];
-        if (!mem) {
-            mem.reset(new uint8_t[memory_bytes(m)]);
-            std::memset(mem.get(), kUbPoison, memory_bytes(m));
-        }
-        return mem.get();
+        uint8_t* mem = cube_memory[static_cast<uint32_t>(m) - 1].get();
+        return mem != nullptr ? mem : first_use(m);
     }
+    // A cube memory's allocation, poisoned (core/core.cpp).
+    uint8_t* first_use(Memory m);
 
     // sync/intra_core.h: outstanding SetFlag count per (HardEvent, event ID): 0 or 1 normally;
     // negative while a WaitFlag waits for a SetFlag that comes later in program order.
@@ -366,12 +325,13 @@ struct BlockContext {
 inline thread_local BlockContext* tls_block = nullptr;
 
 // The current block; stops it (by Aborted) if another block already failed.
+// (Its two ways out are out of line, in core/core.cpp: enter() is inlined into every API call.)
+[[noreturn]] __attribute__((cold)) void outside_launch();
+[[noreturn]] __attribute__((cold)) void stop_block();
 inline BlockContext& enter() {
     BlockContext* b = tls_block;
-    if (b == nullptr) {
-        fault("an Ascend C API was called outside a kernel launch (call the kernel through ascrun_launch)");
-    }
-    if (b->launch->aborting()) throw Aborted{};
+    if (b == nullptr) outside_launch();
+    if (b->launch->aborting()) stop_block();
     return *b;
 }
 
@@ -383,27 +343,22 @@ void warn(BlockContext& b, const char* api, const char* operand, const Message& 
 }
 
 // A race or sync-hygiene finding of the pipe model: a warning, or with hazards "fault" the fault.
-inline void hazard(BlockContext& b, const pipes::Finding& f) {
-    if (b.launch->hazards() == pipes::Hazards::Fault) fault(f.message + " (hazards=\"fault\")");
-    warn(b, f.key_api, f.key_operand, [&] { return f.message; });
-}
+void hazard(BlockContext& b, const pipes::Finding& f);
+
+// The pipe model's part of pipe_operand (b.pipes is set).
+void modeled_operand(BlockContext& b, const char* api, const char* role, Memory m, uint64_t addr, uint64_t bytes);
 
 // Operand `role` of instruction `api` touches `bytes` bytes of local memory `m` from `addr`: the
 // pipe model sees it (one call per operand, after the operand's checks).
 inline void pipe_operand(BlockContext& b, const char* api, const char* role, Memory m, uint64_t addr, uint64_t bytes) {
-    if (!b.pipes) return;
-    pipes::Finding f;
-    if (b.pipes->operand(api, role, static_cast<uint32_t>(m), addr, bytes, &f)) hazard(b, f);
+    if (b.pipes) modeled_operand(b, api, role, m, addr, bytes);
 }
 
 // How messages name a core: "block 3", or in a mixed launch "AIC 1" / "AIV 3" (GetBlockIdx on it).
-inline std::string core_label(const BlockContext& b) {
-    if (!b.launch->cores().mixed()) return "block " + std::to_string(b.block_idx);
-    return (b.core_type == AscendC::AIC ? "AIC " : "AIV ") + std::to_string(b.block_idx);
-}
+std::string core_label(const BlockContext& b);
 
 // Hex for UB offsets and byte ranges in messages.
-inline std::string hex(uint64_t v) { return format("0x%llx", static_cast<unsigned long long>(v)); }
+std::string hex(uint64_t v);
 
 }  // namespace ascrun
 

@@ -52,28 +52,10 @@ class GlobalTensor;
 
 namespace ascrun {
 
-inline const char* position_name(AscendC::TPosition p) {
-    using P = AscendC::TPosition;
-    switch (p) {
-        case P::GM: return "GM";
-        case P::A1: return "A1";
-        case P::A2: return "A2";
-        case P::B1: return "B1";
-        case P::B2: return "B2";
-        case P::C1: return "C1";
-        case P::C2: return "C2";
-        case P::CO1: return "CO1";
-        case P::CO2: return "CO2";
-        case P::VECIN: return "VECIN";
-        case P::VECOUT: return "VECOUT";
-        case P::VECCALC: return "VECCALC";
-        case P::SPM: return "SPM";
-        case P::TSCM: return "TSCM";
-        case P::C2PIPE2GM: return "C2PIPE2GM";
-        case P::C2PIPE2LOCAL: return "C2PIPE2LOCAL";
-        default: return "?";
-    }
-}
+// How messages name a TPosition ("VECIN"). The out-of-line checks of this header are defined once,
+// in core/tensor.cpp: they depend on an element type only through its size, alignment and name,
+// so kernels do not compile a copy per type.
+const char* position_name(AscendC::TPosition p);
 
 // Ends the warning of an operand past its LocalTensor, inside the Unified Buffer (bounds "warn").
 constexpr const char* kPastLocalTensor = " (bounds=warn: the Unified Buffer after it was accessed)";
@@ -103,11 +85,7 @@ constexpr Memory memory_of(AscendC::TPosition p) {
 constexpr const char* offset_name(AscendC::TPosition p) { return memory_short_name(memory_of(p)); }
 
 // The fault for a position the cpu target does not model (`what` names the call).
-[[noreturn]] inline void unmodelled_position(const std::string& what, AscendC::TPosition p) {
-    fault(format("%s: TPosition %s is not supported on the cpu target (only VECIN, VECOUT and VECCALC in the "
-                 "Unified Buffer, A1, B1 and C1 in the L1 Buffer, A2 in L0A, B2 in L0B and CO1 in L0C)",
-                 what.c_str(), position_name(p)));
-}
+[[noreturn]] __attribute__((cold)) void unmodelled_position(const std::string& what, AscendC::TPosition p);
 
 // Element types a tensor can hold.
 template <typename T>
@@ -149,11 +127,23 @@ inline uint32_t new_buffer_handles(BlockContext& b, uint32_t n) {
     return first;
 }
 
-[[noreturn]] __attribute__((cold, noinline)) inline void stale_buffer(const std::string& what, uint32_t addr) {
-    fault(format("%s (UB offset %s) views a TQue buffer that was freed: used after FreeTensor, or after its TPipe "
-                 "was reset or destroyed",
-                 what.c_str(), hex(addr).c_str()));
-}
+[[noreturn]] __attribute__((cold)) void stale_buffer(const std::string& what, uint32_t addr);
+
+// The checks of LocalTensor(pos, addr, tileSize) for elements of `elem_size` bytes named `type`.
+void check_local_tensor(AscendC::TPosition pos, uint32_t addr, uint32_t tileSize, uint32_t elem_size,
+                        const char* type);
+// The fault of a LocalTensor<type> used by `what` before it was given memory.
+[[noreturn]] __attribute__((cold)) void unbound_tensor(const char* type, const char* what);
+// GlobalTensor<T>::ascrun_access with T's size, alignment and name: returns the host address.
+uintptr_t gm_access(BlockContext& b, const char* api, uintptr_t base, long region, bool set, uint64_t offset,
+                    uint64_t count, bool write, uint32_t elem_size, uint32_t elem_align, const char* type);
+// ub_checked with the operand's fields and its element size.
+uint64_t ub_checked_bytes(BlockContext& b, const char* api, const char* role, bool bound, AscendC::TPosition pos,
+                          uint64_t addr, uint32_t size, BufTag tag, uint64_t count, uint32_t elem_size, uint32_t align);
+// cube_operand's checks with the operand's fields and its element size.
+void cube_checked(BlockContext& b, const char* api, const char* role, bool bound, AscendC::TPosition pos,
+                  uint64_t addr, uint32_t size, BufTag tag, Memory mem, const char* positions, uint64_t bytes,
+                  uint32_t elem_size, uint32_t align);
 
 // A tensor from a queue may be used from AllocTensor (or DeQue) until its FreeTensor.
 template <typename Describe>
@@ -179,27 +169,7 @@ public:
 
     // Static tensor programming: `tileSize` elements at byte offset `addr` of the position's memory.
     LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize) {
-        ascrun::enter();
-        const uint64_t end = static_cast<uint64_t>(addr) + static_cast<uint64_t>(tileSize) * sizeof(T);
-        if (!ascrun::position_modelled(pos)) {
-            ascrun::unmodelled_position(ascrun::format("LocalTensor<%s>(%s, %s, %u)", ascrun::TypeName<T>::c(),
-                                                       ascrun::position_name(pos), ascrun::hex(addr).c_str(), tileSize),
-                                        pos);
-        }
-        const ascrun::Memory mem = ascrun::memory_of(pos);
-        if (end > ascrun::memory_bytes(mem)) {
-            ascrun::fault(ascrun::format("LocalTensor<%s>(%s, %s, %u): range [%s, %s) is outside the %s (%s bytes)",
-                                         ascrun::TypeName<T>::c(), ascrun::position_name(pos),
-                                         ascrun::hex(addr).c_str(), tileSize, ascrun::hex(addr).c_str(),
-                                         ascrun::hex(end).c_str(), ascrun::memory_name(mem),
-                                         ascrun::hex(ascrun::memory_bytes(mem)).c_str()));
-        }
-        if (addr % ascrun::kUbAlign != 0) {
-            ascrun::fault(ascrun::format("LocalTensor<%s>(%s, %s, %u): the start address is not 32-byte aligned "
-                                         "(LocalTensor addresses must be multiples of 32 bytes)",
-                                         ascrun::TypeName<T>::c(), ascrun::position_name(pos),
-                                         ascrun::hex(addr).c_str(), tileSize));
-        }
+        ascrun::check_local_tensor(pos, addr, tileSize, sizeof(T), ascrun::TypeName<T>::c());
         pos_ = pos;
         addr_ = addr;
         size_ = tileSize;
@@ -319,11 +289,7 @@ private:
     friend class LocalTensor;
 
     void require_bound(const char* what) const {
-        if (!bound_) {
-            ascrun::fault(ascrun::format("LocalTensor<%s>::%s: the tensor was never initialized (default-constructed "
-                                         "and not assigned from a constructor, AllocTensor, DeQue or Get)",
-                                         ascrun::TypeName<T>::c(), what));
-        }
+        if (!bound_) ascrun::unbound_tensor(ascrun::TypeName<T>::c(), what);
     }
 
     void resize(const char* what, uint64_t size) {
@@ -451,51 +417,8 @@ public:
     // returns the host pointer to the first one. `api` names the instruction in the message.
     ascrun::elem_t<T>* ascrun_access(ascrun::BlockContext& b, const char* api, uint64_t offset, uint64_t count,
                                      bool write) const {
-        if (!set_) {
-            ascrun::fault(ascrun::format("%s: the GlobalTensor<%s> has no buffer (SetGlobalBuffer was not called)",
-                                         api, ascrun::TypeName<T>::c()));
-        }
-        const uintptr_t addr = addr_ + static_cast<uintptr_t>(offset * sizeof(T));
-        if (addr % alignof(T) != 0) {
-            ascrun::fault(ascrun::format("%s: GM address %s is not aligned to the %zu-byte size of %s (GM operands "
-                                         "must be aligned to their element size)",
-                                         api, ascrun::hex(addr).c_str(), sizeof(T), ascrun::TypeName<T>::c()));
-        }
-        if (region_ < 0) {
-            ascrun::fault(ascrun::format("%s: GM address %s is not inside any tensor argument of the launch", api,
-                                         ascrun::hex(addr).c_str()));
-        }
-        const ascrun::Region& r = b.launch->regions()[static_cast<size_t>(region_)];
-        const uint64_t bytes = count * sizeof(T);
-        const uint64_t off = static_cast<uint64_t>(addr - r.base);  // huge if below the base
-        if (addr < r.base || off > r.bytes || bytes > r.bytes - off) {
-            auto message = [&] {
-                const int64_t first = static_cast<int64_t>(addr - r.base) / static_cast<int64_t>(sizeof(T));
-                return ascrun::format("%s: elements [%lld, %lld) of tensor argument '%s' are outside its %llu elements",
-                                      api, static_cast<long long>(first),
-                                      static_cast<long long>(first + static_cast<int64_t>(count)), r.name.c_str(),
-                                      static_cast<unsigned long long>(r.bytes / sizeof(T)));
-            };
-            const uint64_t limit = r.bytes + r.guard;
-            const bool after = addr >= r.base;
-            if (!after) ascrun::fault(message());
-            if (!b.launch->warn_bounds()) {
-                // the device reads and writes past a tensor's end without a word (pyasc's tail tiles do)
-                ascrun::fault(message() + " (a device would go on past the end: bounds=\"warn\", --ascrun-bounds "
-                                          "warn or --bounds warn, runs on as it does)");
-            }
-            if (off > limit || bytes > limit - off) {
-                ascrun::fault(message() + ascrun::format(" and past the %llu-byte guard zone after it (bounds=warn)",
-                                                         static_cast<unsigned long long>(r.guard)));
-            }
-            ascrun::warn(b, api, r.name.c_str(), [&] {
-                return message() + (write ? " (bounds=warn: the part past its end went to a guard zone, dropped after "
-                                            "the launch)"
-                                          : " (bounds=warn: the part past its end came from a guard zone)");
-            });
-        }
-        if (write) b.launch->mark_written(static_cast<size_t>(region_));
-        return reinterpret_cast<ascrun::elem_t<T>*>(addr);
+        return reinterpret_cast<ascrun::elem_t<T>*>(ascrun::gm_access(b, api, addr_, region_, set_, offset, count, write,
+                                                                      sizeof(T), alignof(T), ascrun::TypeName<T>::c()));
     }
 
 private:
@@ -519,45 +442,8 @@ namespace ascrun {
 template <typename T>
 uint64_t ub_checked(BlockContext& b, const char* api, const char* role, const AscendC::LocalTensor<T>& t,
                     uint64_t count, uint32_t align) {
-    if (!t.ascrun_bound()) {
-        fault(format("%s: %s LocalTensor was never initialized (default-constructed and not assigned from a "
-                     "constructor, AllocTensor, DeQue or Get)",
-                     api, role));
-    }
-    if (!in_ub(t.ascrun_pos())) {
-        fault(format("%s: %s LocalTensor is in TPosition %s; this instruction takes Unified Buffer tensors "
-                     "(VECIN, VECOUT, VECCALC)",
-                     api, role, position_name(t.ascrun_pos())));
-    }
-    if (b.core_type == AscendC::AIC) {
-        fault(format("%s: a Unified Buffer operand on the cube core (AIC), which has no Unified Buffer: run vector "
-                     "code on the AIVs (`if asc.ascend_is_aiv():`)",
-                     api));
-    }
-    const uint64_t addr = t.ascrun_addr();
-    const uint64_t end = count > kUbBytes ? ~uint64_t(0) : addr + count * sizeof(T);  // no overflow
-    if (count > t.GetSize()) {
-        auto message = [&] {
-            return format("%s: %s: %llu elements from UB offset %s exceed the LocalTensor's %u elements", api, role,
-                          static_cast<unsigned long long>(count), hex(addr).c_str(), t.GetSize());
-        };
-        if (!b.launch->warn_bounds()) fault(message());
-        if (end <= kUbBytes) {  // else the Unified Buffer check below faults
-            warn(b, api, role, [&] { return message() + kPastLocalTensor; });
-        }
-    }
-    if (end > kUbBytes) {
-        fault(format("%s: %s LocalTensor range [%s, %s) is outside the Unified Buffer (%s bytes)", api, role,
-                     hex(addr).c_str(), hex(end).c_str(), hex(kUbBytes).c_str()));
-    }
-    if (addr % align != 0) {
-        fault(format("%s: %s LocalTensor starts at UB offset %s, which is not %u-byte aligned (%s must "
-                     "start on a %u-byte boundary)",
-                     api, role, hex(addr).c_str(), align,
-                     align == kUbAlign ? "Unified Buffer operands" : "this operand", align));
-    }
-    check_buffer_live(b, t.ascrun_tag(), t.ascrun_addr(), [&] { return format("%s: %s LocalTensor", api, role); });
-    return end;
+    return ub_checked_bytes(b, api, role, t.ascrun_bound(), t.ascrun_pos(), t.ascrun_addr(), t.GetSize(),
+                            t.ascrun_tag(), count, sizeof(T), align);
 }
 
 template <typename T>
@@ -589,37 +475,10 @@ const elem_t<T>* ub_issue_operand(BlockContext& b, const char* api, const char* 
 template <typename T>
 uint8_t* cube_operand(BlockContext& b, const char* api, const char* role, const AscendC::LocalTensor<T>& t, Memory mem,
                       const char* positions, uint64_t bytes, uint32_t align) {
-    if (b.core_type == AscendC::AIV) {
-        fault(format("%s: an L1/L0 operand on a vector core (AIV), which has no cube memories: cube instructions run "
-                     "on the AIC of an AIC_ONLY or mixed kernel (pyasc makes a kernel without a Matmul object "
-                     "AIV_ONLY: give it @asc.jit(kernel_type=config.KernelType.AIC_ONLY))",
-                     api));
-    }
-    if (!t.ascrun_bound()) {
-        fault(format("%s: %s LocalTensor was never initialized (default-constructed and not assigned from a "
-                     "constructor, AllocTensor, DeQue or Get)",
-                     api, role));
-    }
-    const AscendC::TPosition pos = t.ascrun_pos();
-    if (!position_modelled(pos) || memory_of(pos) != mem) {
-        fault(format("%s: %s LocalTensor is in TPosition %s; this operand must be in %s", api, role,
-                     position_name(pos), positions));
-    }
-    const uint64_t addr = t.ascrun_addr();
-    const uint64_t own = uint64_t{t.GetSize()} * sizeof(T);
-    if (bytes > own) {
-        fault(format("%s: %s: %llu bytes from %s offset %s exceed the LocalTensor's %llu bytes (%u elements)", api, role,
-                     static_cast<unsigned long long>(bytes), offset_name(pos), hex(addr).c_str(),
-                     static_cast<unsigned long long>(own), t.GetSize()));
-    }
-    if (addr % align != 0) {
-        fault(format("%s: %s LocalTensor starts at %s offset %s, which is not %u-byte aligned (this operand must "
-                     "start on a %u-byte boundary)",
-                     api, role, offset_name(pos), hex(addr).c_str(), align, align));
-    }
-    check_buffer_live(b, t.ascrun_tag(), t.ascrun_addr(), [&] { return format("%s: %s LocalTensor", api, role); });
-    pipe_operand(b, api, role, mem, addr, bytes);
-    return b.local_memory(mem) + addr;
+    cube_checked(b, api, role, t.ascrun_bound(), t.ascrun_pos(), t.ascrun_addr(), t.GetSize(), t.ascrun_tag(), mem,
+                 positions, bytes, sizeof(T), align);
+    pipe_operand(b, api, role, mem, t.ascrun_addr(), bytes);
+    return b.local_memory(mem) + t.ascrun_addr();
 }
 
 // An overlap the hardware does not define, for the vector instructions (count and mask + repeat
@@ -639,18 +498,15 @@ void undefined_overlap(const char* api, uint64_t d, uint64_t d_own, uint64_t s, 
 // Destination and source of one instruction may coincide exactly or be disjoint. A partial overlap
 // is only defined when the destination starts a whole number of 256-byte repeats below the source
 // (each repeat then reads its source before a later repeat overwrites it).
+// (check_overlap on byte counts: `*_bytes` what the instruction touches, `*_own` the tensor's own bytes)
+void check_overlap_bytes(const char* api, const char* dst_role, uint64_t d, uint64_t d_bytes, uint64_t d_own,
+                         const char* src_role, uint64_t s, uint64_t s_bytes, uint64_t s_own);
+
 template <typename T, typename U>
 void check_overlap(const char* api, const char* dst_role, const AscendC::LocalTensor<T>& dst, uint64_t dst_count,
                    const char* src_role, const AscendC::LocalTensor<U>& src, uint64_t src_count) {
-    const uint64_t d = dst.ascrun_addr(), s = src.ascrun_addr();
-    const uint64_t d_end = d + dst_count * sizeof(T), s_end = s + src_count * sizeof(U);
-    if (d == s || d_end <= s || s_end <= d) return;
-    if (d < s && (s - d) % 256 == 0) return;
-    undefined_overlap(api, d, uint64_t{dst.GetSize()} * sizeof(T), s, uint64_t{src.GetSize()} * sizeof(U), [&] {
-        return format("%s: %s range [%s, %s) partially overlaps %s range [%s, %s) (operands must coincide or be "
-                      "disjoint)",
-                      api, dst_role, hex(d).c_str(), hex(d_end).c_str(), src_role, hex(s).c_str(), hex(s_end).c_str());
-    });
+    check_overlap_bytes(api, dst_role, dst.ascrun_addr(), dst_count * sizeof(T), uint64_t{dst.GetSize()} * sizeof(T),
+                        src_role, src.ascrun_addr(), src_count * sizeof(U), uint64_t{src.GetSize()} * sizeof(U));
 }
 
 // Byte ranges [a, a_end) and [b, b_end) of two operands the instruction does not allow to share

@@ -449,18 +449,35 @@ private:
         rows_ = std::min<int64_t>(tiling_.baseM, single_m_ - r0);
         cols_ = std::min<int64_t>(tiling_.baseN, n - c0);
         acc_.resize(static_cast<size_t>(tiling_.baseM) * tiling_.baseN);
-        std::vector<Acc> row(static_cast<size_t>(cols_));
-        for (int64_t i = 0; i < rows_; ++i) {
-            for (int64_t j = 0; j < cols_; ++j) {
-                row[j] = partial_sum ? acc_[i * tiling_.baseN + j]
-                                     : (bias_vals_.empty() ? Acc(0) : bias_vals_[c0 + j]);
+        // kChunk columns at a time in a local array the compiler keeps in registers: a row in memory
+        // was stored and reloaded for every (p, j), and ran at the mercy of where the heap put it
+        // relative to B (4 KiB aliasing). Each element still sums over p in order: the same result.
+        constexpr int64_t kChunk = 16;
+        const int64_t rows = rows_, cols = cols_, base_n = tiling_.baseN;
+        for (int64_t i = 0; i < rows; ++i) {
+            const Acc* arow = &a_vals_[(r0 + i) * k];
+            for (int64_t j0 = 0; j0 < cols; j0 += kChunk) {
+                const int64_t w = std::min(kChunk, cols - j0);
+                Acc sum[kChunk] = {};
+                for (int64_t j = 0; j < w; ++j) {
+                    sum[j] = partial_sum ? acc_[i * base_n + j0 + j]
+                                         : (bias_vals_.empty() ? Acc(0) : bias_vals_[c0 + j0 + j]);
+                }
+                if (w == kChunk) {
+                    for (int64_t p = 0; p < k; ++p) {
+                        const Acc a = arow[p];
+                        const Acc* brow = &b_vals_[p * n + c0 + j0];
+                        for (int64_t j = 0; j < kChunk; ++j) sum[j] = ascrun::matmul::multiply_add(sum[j], a, brow[j]);
+                    }
+                } else {
+                    for (int64_t p = 0; p < k; ++p) {
+                        const Acc a = arow[p];
+                        const Acc* brow = &b_vals_[p * n + c0 + j0];
+                        for (int64_t j = 0; j < w; ++j) sum[j] = ascrun::matmul::multiply_add(sum[j], a, brow[j]);
+                    }
+                }
+                for (int64_t j = 0; j < w; ++j) acc_[i * base_n + j0 + j] = sum[j];
             }
-            for (int64_t p = 0; p < k; ++p) {
-                const Acc a = a_vals_[(r0 + i) * k + p];
-                const Acc* brow = &b_vals_[p * n + c0];
-                for (int64_t j = 0; j < cols_; ++j) row[j] = ascrun::matmul::multiply_add(row[j], a, brow[j]);
-            }
-            for (int64_t j = 0; j < cols_; ++j) acc_[i * tiling_.baseN + j] = row[j];
         }
     }
 

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "kernel_operator.h"
+#include "ascrun/sync/core_group.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -219,6 +220,15 @@ char* c_copy(const std::string& s, uint64_t* bytes) noexcept {
 }
 
 }  // namespace
+
+std::string join_codes(const char* const* codes, size_t n) {
+    std::string out;
+    for (size_t i = 0; i < n; ++i) {
+        if (i > 0) out += ',';
+        out += codes[i];
+    }
+    return out;
+}
 
 void free_report(AscrunReport* report) noexcept {
     if (report == nullptr) return;

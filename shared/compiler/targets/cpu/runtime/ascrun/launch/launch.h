@@ -79,26 +79,28 @@ constexpr uint32_t kAbiVersion = 3;
 template <typename T>
 constexpr bool dependent_false_v = false;
 
+// The code of a pointer to T ("ptr:float32"); dtype_code<T>() is its tail (string literals, so
+// nothing is built at run time).
 template <typename T>
-const char* dtype_code() {
+const char* pointer_code() {
     using U = typename std::remove_cv<T>::type;
     if constexpr (std::is_same<U, bool>::value) {
-        return "bool";
+        return "ptr:bool";
     } else if constexpr (std::is_same<U, half>::value) {
-        return "float16";
+        return "ptr:float16";
     } else if constexpr (std::is_same<U, bfloat16_t>::value) {
-        return "bfloat16";
+        return "ptr:bfloat16";
     } else if constexpr (std::is_same<U, float>::value) {
-        return "float32";
+        return "ptr:float32";
     } else if constexpr (std::is_same<U, double>::value) {
-        return "float64";
+        return "ptr:float64";
     } else if constexpr (std::is_integral<U>::value) {
         constexpr bool s = std::is_signed<U>::value;
         switch (sizeof(U)) {
-            case 1: return s ? "int8" : "uint8";
-            case 2: return s ? "int16" : "uint16";
-            case 4: return s ? "int32" : "uint32";
-            default: return s ? "int64" : "uint64";
+            case 1: return s ? "ptr:int8" : "ptr:uint8";
+            case 2: return s ? "ptr:int16" : "ptr:uint16";
+            case 4: return s ? "ptr:int32" : "ptr:uint32";
+            default: return s ? "ptr:int64" : "ptr:uint64";
         }
     } else {
         static_assert(dependent_false_v<T>, "ascrun: a kernel parameter has a type without a dtype code");
@@ -107,30 +109,35 @@ const char* dtype_code() {
 }
 
 template <typename T>
-std::string param_code() {
+const char* dtype_code() {
+    return pointer_code<T>() + 4;  // past "ptr:"
+}
+
+// A parameter's code, in storage that lives as long as the library.
+template <typename T>
+const char* param_code() {
     if constexpr (std::is_pointer<T>::value) {
         using P = typename std::remove_cv<typename std::remove_pointer<T>::type>::type;
         if constexpr (std::is_class<P>::value && !std::is_same<P, half>::value && !std::is_same<P, bfloat16_t>::value) {
             // a pyasc Struct parameter (`__gm__ S*`): the caller sends exactly sizeof(S) bytes
-            return format("ptr:struct:%zu:%zu", sizeof(P), alignof(P));
+            static const std::string code = format("ptr:struct:%zu:%zu", sizeof(P), alignof(P));
+            return code.c_str();
         } else {
-            return std::string("ptr:") + dtype_code<P>();
+            return pointer_code<P>();
         }
     } else {
         return dtype_code<T>();
     }
 }
 
+// (launch/launch.cpp) the codes joined by commas.
+std::string join_codes(const char* const* codes, size_t n);
+
 template <typename... A>
 const char* signature(void (*)(A...)) {
     static const std::string sig = [] {
-        const std::string codes[] = {std::string(), param_code<A>()...};
-        std::string out;
-        for (size_t i = 1; i < sizeof...(A) + 1; ++i) {
-            if (i > 1) out += ',';
-            out += codes[i];
-        }
-        return out;
+        const char* const codes[] = {"", param_code<A>()...};
+        return join_codes(codes + 1, sizeof...(A));
     }();
     return sig.c_str();
 }

@@ -17,6 +17,42 @@ bool writes(const char* role) {
 
 }  // namespace
 
+// ---- signals kept until their wait -------------------------------------------------------------------
+
+PipeModel::PipeModel(Hazards hazards) : hazards_(hazards), posted_flags_(kFlagKeys) {}
+PipeModel::~PipeModel() = default;
+
+PipeModel::Posted& PipeModel::posted(uint64_t key) {
+    return key < kQueueKeys ? posted_flags_[key] : posted_queues_[key];
+}
+
+void PipeModel::post(uint64_t key, Pipe from, Pipe to) {
+    Posted& slot = posted(key);
+    slot.stamp = signal(from);
+    slot.waiter = to;
+    slot.live = true;
+}
+
+bool PipeModel::take(uint64_t key, Pipe to) {
+    if (key >= kQueueKeys) {
+        const auto found = posted_queues_.find(key);
+        if (found == posted_queues_.end()) return false;
+        wait(to, found->second.stamp);
+        posted_queues_.erase(found);
+        return true;
+    }
+    Posted& slot = posted_flags_[key];
+    if (!slot.live) return false;
+    slot.live = false;
+    wait(to, slot.stamp);
+    return true;
+}
+
+void PipeModel::drain_queues() {
+    for (auto& entry : posted_queues_) wait(entry.second.waiter, entry.second.stamp);
+    posted_queues_.clear();
+}
+
 // ---- instructions ----------------------------------------------------------------------------------
 
 void PipeModel::open(const char* api, const char* role, Pipe p, uint16_t site) {

@@ -51,7 +51,8 @@ struct Stamp {
 // One core's pipes.
 class PipeModel {
 public:
-    explicit PipeModel(Hazards hazards) : hazards_(hazards) {}
+    explicit PipeModel(Hazards hazards);
+    ~PipeModel();
 
     // Operand `role` of instruction `api`: `bytes` bytes of `memory` (0 UB, 1 L1, 2 L0A, 3 L0B, 4 L0C)
     // from offset `addr`. Returns a finding if the access races (only the first per access).
@@ -71,32 +72,11 @@ public:
     // A signal kept until its wait (a SetFlag's until its WaitFlag, an EnQue's until its DeQue),
     // under a key of the caller's; `take` waits for it and forgets it, false if none was posted.
     // `to`: the pipe that will wait, for drain.
-    void post(uint64_t key, Pipe from, Pipe to) {
-        Posted& slot = posted(key);
-        slot.stamp = signal(from);
-        slot.waiter = to;
-        slot.live = true;
-    }
-    bool take(uint64_t key, Pipe to) {
-        if (key >= kQueueKeys) {
-            const auto found = posted_queues_.find(key);
-            if (found == posted_queues_.end()) return false;
-            wait(to, found->second.stamp);
-            posted_queues_.erase(found);
-            return true;
-        }
-        Posted& slot = posted_flags_[key];
-        if (!slot.live) return false;
-        slot.live = false;
-        wait(to, slot.stamp);
-        return true;
-    }
+    void post(uint64_t key, Pipe from, Pipe to);
+    bool take(uint64_t key, Pipe to);
     // TPipe::Reset/Destroy wait for the queue framework's outstanding signals (keys from kQueueKeys)
     // before the buffers are handed out again.
-    void drain_queues() {
-        for (auto& entry : posted_queues_) wait(entry.second.waiter, entry.second.stamp);
-        posted_queues_.clear();
-    }
+    void drain_queues();
     // A WaitFlag of flag `key` on pipe p issued before its SetFlag: p (and whatever waits for p)
     // waits for a SetFlag still to come; their accesses are not checked until it comes (release).
     // False if p is the scalar unit: it would never issue that SetFlag (a deadlock).
@@ -131,8 +111,8 @@ private:
         Pipe waiter = Pipe::All;
         bool live = false;
     };
-    Posted& posted(uint64_t key) { return key < kQueueKeys ? posted_flags_[key] : posted_queues_[key]; }  // (post)
-    std::vector<Posted> posted_flags_ = std::vector<Posted>(kFlagKeys);
+    Posted& posted(uint64_t key);  // (post)
+    std::vector<Posted> posted_flags_;  // kFlagKeys of them (sized in the constructor, out of line)
     std::unordered_map<uint64_t, Posted> posted_queues_;  // only the outstanding ones: a kernel that
                                                           // makes buffers in a loop stays bounded
     Open open_;

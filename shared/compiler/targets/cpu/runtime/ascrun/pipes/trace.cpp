@@ -1,8 +1,11 @@
 // ascrun cpu runtime: the launch's model and trace JSON (pipes/trace.h), compiled once per toolchain.
 #include "ascrun/pipes/trace.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <iterator>
+#include <utility>
 
 namespace ascrun {
 namespace pipes {
@@ -45,6 +48,21 @@ std::string micros(uint64_t cycles) {
 }
 
 }  // namespace
+
+void LaunchTimeline::add(uint32_t order, const std::string& label, CoreTimeline t) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cores_.size() >= kTimelineCores && order > cores_.rbegin()->first) {
+        max_cycles_ = std::max(max_cycles_, t.cycles);
+        ++unlisted_;
+        return;
+    }
+    max_cycles_ = std::max(max_cycles_, t.cycles);
+    cores_.emplace(order, Entry{label, std::move(t)});
+    if (cores_.size() > kTimelineCores) {  // keep the lowest kTimelineCores
+        cores_.erase(std::prev(cores_.end()));
+        ++unlisted_;
+    }
+}
 
 std::string LaunchTimeline::model_json() const {
     std::string out = "{\"cycles\": " + std::to_string(max_cycles_) + ", \"clock_ghz\": " + std::to_string(kClockGhz) +

@@ -24,20 +24,7 @@ constexpr uint32_t kTimelineCores = 64;  // cores listed in the model
 // A launch's cores' timelines, by their place in the launch (any thread, any order).
 class LaunchTimeline {
 public:
-    void add(uint32_t order, const std::string& label, CoreTimeline t) {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (cores_.size() >= kTimelineCores && order > cores_.rbegin()->first) {
-            max_cycles_ = std::max(max_cycles_, t.cycles);
-            ++unlisted_;
-            return;
-        }
-        max_cycles_ = std::max(max_cycles_, t.cycles);
-        cores_.emplace(order, Entry{label, std::move(t)});
-        if (cores_.size() > kTimelineCores) {  // keep the lowest kTimelineCores
-            cores_.erase(std::prev(cores_.end()));
-            ++unlisted_;
-        }
-    }
+    void add(uint32_t order, const std::string& label, CoreTimeline t);
 
     // {"cycles": the slowest core's, "clock_ghz": ..., "cores": [{"core", "cycles", "busy": {pipe:
     // cycles}, "critical_path": {pipe: cycles}, "instructions"}], "unlisted_cores": n}

@@ -71,19 +71,8 @@ template <typename T>
 constexpr bool supported_v = is_element_v<T>;  // b8/b16/b32/b64 incl. half, bfloat16_t, double
 
 // The elements a count form moves: count * elem_bytes rounded down to a multiple of 32 bytes.
-inline uint64_t moved_elements(BlockContext& b, const char* api, uint64_t count, size_t elem_bytes) {
-    const uint64_t bytes = count * elem_bytes, moved = bytes / 32 * 32;
-    if (moved != bytes) {
-        warn(b, api, "count", [&] {
-            return format("%s: count %llu x %zu bytes = %llu bytes is not a multiple of 32 bytes: moved %llu bytes "
-                          "(%llu elements), rounded down as the device does (DataCopyPad moves other lengths)",
-                          api, static_cast<unsigned long long>(count), elem_bytes,
-                          static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(moved),
-                          static_cast<unsigned long long>(moved / elem_bytes));
-        });
-    }
-    return moved / elem_bytes;
-}
+// (vector/data_copy.cpp)
+uint64_t moved_elements(BlockContext& b, const char* api, uint64_t count, size_t elem_bytes);
 
 // The destination of a GM->local form: the L1 Buffer for an A1/B1/C1 tensor (32-byte aligned, as
 // GMToL1连续数据搬运 requires), else the Unified Buffer.
