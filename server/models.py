@@ -213,10 +213,8 @@ class StageDone(BaseModel):
     seconds: float
 
 
-class JobResult(BaseModel):
-    """A job's state; outputs, timings, cache and ir_hash once finished, error once failed; log and
-    warnings once the kernel ran (also when it faulted), in GET /v1/jobs/{id} only (null in lists);
-    model once a cpu job finished, also only there."""
+class JobFields(BaseModel):
+    """What a job's record and its summary both begin with."""
     id: str
     status: Literal[tuple(s.value for s in JobStatus)]  # type: ignore[valid-type]
     tenant: str
@@ -226,6 +224,12 @@ class JobResult(BaseModel):
     kernel: str
     bounds: str = "fault"
     hazards: str = "warn"
+
+
+class JobResult(JobFields):
+    """A job's state; outputs, timings, cache and ir_hash once finished, error once failed; log and
+    warnings once the kernel ran (also when it faulted), in GET /v1/jobs/{id} only (null in lists);
+    model once a cpu job finished, also only there."""
     created_at: float
     worker: Optional[str] = None
     # a queued job: its place in its tenant's queue (1: next) and that queue's length; workers
@@ -256,19 +260,10 @@ class ErrorHeadline(BaseModel):
     headline: str  # the message's first line, clipped (ending "…" if it was): GET /v1/jobs/{id} has it whole
 
 
-class JobSummary(BaseModel):
+class JobSummary(JobFields):
     """A job as lists show it (store/summary.py): a few hundred bytes at most, however much the job
     printed or output; text fields are clipped (ending "…" where cut). queue_position and
     queue_depth as in JobResult."""
-    id: str
-    status: Literal[tuple(s.value for s in JobStatus)]  # type: ignore[valid-type]
-    tenant: str
-    target: str
-    soc: Optional[str] = None
-    core_num: int
-    kernel: str
-    bounds: str = "fault"
-    hazards: str = "warn"
     stage: Optional[str] = None  # a job handed on between workers: the stage it is queued for or ran
     worker: Optional[str] = None
     queue_position: Optional[int] = None
