@@ -1,8 +1,9 @@
 """A submitted bundle's check (the gate, compiler/gate.py, and the entry's parameters) away from the
 API's event loop and its GIL: in a small pool of processes, one check at a time per tenant, so that
 one tenant's heavy bundles wait behind each other, never in front of another tenant's, and the API
-serves everyone meanwhile. A bundle that passed is remembered by digest: a cached launch's check
-costs a hash, no trip to the pool."""
+serves everyone meanwhile. A bundle that passed is remembered by its tenant and digest: a cached
+launch's check costs a hash, no trip to the pool, and how fast a check answers tells a tenant
+nothing of what another submitted."""
 from __future__ import annotations
 
 import asyncio
@@ -20,7 +21,7 @@ from ..compiler.frontend import constexpr_params, param_names
 from ..compiler.gate import validate
 
 CHECK_PROCESSES = 2  # the pool's processes: a check holds a core for up to about a second (gate.py's bounds)
-PASSED_KEPT = 1024  # digests of bundles that passed, remembered in this process
+PASSED_KEPT = 1024  # (tenant, digest) of bundles that passed, remembered in this process
 
 
 @dataclass(frozen=True)
@@ -49,21 +50,22 @@ class BundleChecks:
         self.processes = processes
         self._pool: Optional[concurrent.futures.ProcessPoolExecutor] = None
         self._turns: Dict[str, asyncio.Semaphore] = {}  # tenant -> its one check at a time
-        self._passed: collections.OrderedDict = collections.OrderedDict()  # digest -> (names, constexprs)
+        # (tenant, digest) -> (names, constexprs)
+        self._passed: collections.OrderedDict = collections.OrderedDict()
 
     async def check(self, tenant: str, bundle: KernelBundle, digest: str) -> Checked:
         """The bundle (of `digest`) with its entry's parameters once the gate passed it; BundleRejected
         saying why not."""
-        if digest not in self._passed:
+        if (tenant, digest) not in self._passed:
             async with self._turns.setdefault(tenant, asyncio.Semaphore(1)):
                 refusal, names, constexprs = await self._run(bundle)
             if refusal is not None:
                 raise BundleRejected(refusal)
-            self._passed[digest] = (names, frozenset(constexprs))
+            self._passed[tenant, digest] = (names, frozenset(constexprs))
             while len(self._passed) > PASSED_KEPT:
                 self._passed.popitem(last=False)
-        self._passed.move_to_end(digest)
-        names, constexprs = self._passed[digest]
+        self._passed.move_to_end((tenant, digest))
+        names, constexprs = self._passed[tenant, digest]
         return Checked(bundle, names, constexprs)
 
     async def _run(self, bundle: KernelBundle):
