@@ -77,14 +77,10 @@ def job_ended(connection: redis.Redis, record: Dict[str, Any]) -> None:
         pass
 
 
-def worker_time(connection: redis.Redis, tenant: str, target: str, seconds: float) -> None:
-    """A worker spent `seconds` on one of `tenant`'s jobs (its share: store/share.py)."""
-    try:
-        with connection.pipeline(transaction=False) as pipe:
-            _count(pipe, "worker_seconds", (tenant, target), float(seconds))
-            pipe.execute()
-    except redis.RedisError:
-        pass
+def worker_time(pipe: redis.client.Pipeline, tenant: str, target: str, seconds: float) -> None:
+    """A worker spent `seconds` on one of `tenant`'s jobs: counted within `pipe`, the release of
+    its share (store/share.py)."""
+    _count(pipe, "worker_seconds", (tenant, target), float(seconds))
 
 
 def inline_received(pipe: redis.client.Pipeline, tenant: str, inputs: Dict[str, bytes]) -> None:

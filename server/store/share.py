@@ -17,6 +17,7 @@ from typing import Collection, Set
 
 import redis
 
+from ..metrics import recorder
 from .keys import PREFIX, tenant_key
 
 SHARES = f"{PREFIX}shares"  # tenant -> "<max_running_jobs> <worker_seconds_per_minute>"
@@ -112,12 +113,14 @@ class Shares:
             pipe.expire(key, SPENT_TTL_S)
             pipe.execute()
 
-    def release(self, tenant: str, job: str, charged_s: float, spent_s: float) -> None:
-        """The job ended after `spent_s` of worker time, `charged_s` of which was charged ahead:
-        its slot is free and the difference is settled (a refund if it ended early)."""
+    def release(self, tenant: str, target: str, job: str, charged_s: float, spent_s: float) -> None:
+        """The job (on `target`) ended after `spent_s` of worker time, `charged_s` of which was
+        charged ahead: its slot is free, the difference is settled (a refund if it ended early) and
+        the tenant's worker time counted in the metrics, in one round trip."""
         key = spent_key(tenant, int(time.time() // 60))
         with self.connection.pipeline(transaction=False) as pipe:
             pipe.zrem(running_key(tenant), job)
             pipe.incrby(key, _ms(spent_s) - _ms(charged_s))
             pipe.expire(key, SPENT_TTL_S)
+            recorder.worker_time(pipe, tenant, target, spent_s)
             pipe.execute()

@@ -20,7 +20,6 @@ from rq.worker import RoundRobinWorker, WorkerStatus
 
 from ...compiler.settings import ServiceSettings
 from ..store import rq_adapter
-from ..metrics import recorder
 from ..store.pool import worker_beat, worker_gone
 from ..store.queues import STAGES, QueuePlace, place_of, queue_name, served_queues
 from ..store.share import Shares
@@ -122,10 +121,9 @@ class AscrunWorker(RoundRobinWorker):
             thread.join()
             spent = time.monotonic() - start
             try:
-                self.shares.release(place.tenant, job_id, charged[0], spent)
+                self.shares.release(place.tenant, place.target, job_id, charged[0], spent)
             except redis.RedisError:
-                pass  # the slot goes stale and frees itself
-            recorder.worker_time(self.connection, place.tenant, place.target, spent)
+                pass  # the slot goes stale and frees itself; the metric misses this job
 
     def subscribe(self):
         """RQ's command channel, its thread polling each COMMANDS_POLL_S: a worker told to stop
