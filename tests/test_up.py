@@ -45,6 +45,17 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _stop(up: subprocess.Popen) -> None:
+    """After a failed assert: `up` stops its stack (its children have their own sessions)."""
+    if up.poll() is None:
+        up.send_signal(signal.SIGTERM)
+        try:
+            up.wait(30)
+        except subprocess.TimeoutExpired:
+            up.kill()
+            up.wait()
+
+
 def test_up_serves_a_launch_and_stops_cleanly(add_example):
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"} | LIVENESS_ENV  # the embedded redis-server
     up = subprocess.Popen([sys.executable, "-m", "ascrun.cli", "up", "--port", "0", "--workers", "1"], env=env,
@@ -67,13 +78,7 @@ def test_up_serves_a_launch_and_stops_cleanly(add_example):
             time.sleep(0.1)
         assert not [p for p in processes if _alive(p)]
     finally:
-        if up.poll() is None:  # a failed assert: `up` stops its stack (its children have their own sessions)
-            up.send_signal(signal.SIGTERM)
-            try:
-                up.wait(30)
-            except subprocess.TimeoutExpired:
-                up.kill()
-                up.wait()
+        _stop(up)
 
 
 def test_up_names_its_tenants_and_restarts_a_dead_worker(tmp_path):
@@ -114,10 +119,4 @@ def test_up_names_its_tenants_and_restarts_a_dead_worker(tmp_path):
         up.send_signal(signal.SIGTERM)
         assert up.wait(30) == 0
     finally:
-        if up.poll() is None:  # a failed assert: `up` stops its stack (its children have their own sessions)
-            up.send_signal(signal.SIGTERM)
-            try:
-                up.wait(30)
-            except subprocess.TimeoutExpired:
-                up.kill()
-                up.wait()
+        _stop(up)
