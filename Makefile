@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 # used): installed when missing and we are root with apt-get; without it those tests skip, saying why.
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: demo test chromium
+.PHONY: demo test test-pythons test-nightly chromium
 demo: $(STAMP)
 	$(VENV)/bin/python examples/add_remote.py
 
@@ -26,5 +26,55 @@ chromium:
 	fi
 
 # Two processes (pytest-xdist); each test file runs whole in one, so a module's stack starts once.
+# Then the Python-facing tests on the other Pythons pyasc supports.
 test: $(STAMP) chromium
 	$(VENV)/bin/python -m pytest -q -n 2 --dist loadfile
+	$(MAKE) --no-print-directory test-pythons
+	$(MAKE) --no-print-directory test-nightly
+
+# The bundle's namespace and pyasc's frontend change with the interpreter (3.12 imports where 3.11
+# does not): their tests run on 3.10 and 3.12 too (3.11 is .venv's), from pyenv. In process only:
+# a jail runs the system python3.X of the worker's version (pyenv's is under /root, which the jail's
+# user cannot read), and Debian 12 has 3.11 alone.
+OTHER_PYTHONS := 3.10 3.12
+PYTHON_FACING_TESTS := tests/test_bundle.py tests/test_frontend.py
+
+.venv-%/.installed-stamp: pyproject.toml
+	"$(VENV_PYTHON)" -m venv .venv-$*
+	.venv-$*/bin/pip install --quiet --upgrade pip
+	.venv-$*/bin/pip install --quiet -e '.[worker,server]' 'pytest>=8' 'pytest-xdist==3.8.0'
+	touch $@
+
+# Each version's Python: pyenv's newest of it, else python3.X on PATH; a version not found is
+# skipped, saying so (on this project's machines pyenv has them all).
+test-pythons:
+	@for version in $(OTHER_PYTHONS); do \
+		latest="$$(pyenv latest $$version 2>/dev/null)"; \
+		python="$${latest:+$$(pyenv prefix $$latest 2>/dev/null)/bin/python}"; \
+		[ -x "$$python" ] || python="$$(command -v python$$version)"; \
+		if [ -z "$$python" ] || ! "$$python" -c pass 2>/dev/null; then \
+			echo "Python $$version not found (pyenv, python$$version): its Python-facing tests are skipped"; \
+			continue; \
+		fi; \
+		$(MAKE) --no-print-directory .venv-$$version/.installed-stamp VENV_PYTHON="$$python" || exit 1; \
+		echo "Python-facing tests on Python $$version"; \
+		.venv-$$version/bin/python -m pytest -q -n 2 -p no:cacheprovider -m "not service" $(PYTHON_FACING_TESTS) \
+			|| exit 1; \
+	done
+
+# pyasc's nightly (the `nightly` extra, distribution pyasc-dev) in place of pyasc 1.1.1: the tests that
+# drive pyasc in process (the frontend, the bundle's namespace, the cpu runs) run against it too; the
+# service's tests stay on .venv's pyasc 1.1.1, so that make test keeps within its time.
+NIGHTLY_TESTS := $(PYTHON_FACING_TESTS) tests/test_cpu_run.py
+
+.venv-nightly/.installed-stamp: pyproject.toml
+	$(PYTHON) -m venv .venv-nightly
+	.venv-nightly/bin/pip install --quiet --upgrade pip
+	.venv-nightly/bin/pip install --quiet -e '.[worker,server]' 'pytest>=8' 'pytest-xdist==3.8.0'
+	.venv-nightly/bin/pip uninstall --quiet --yes pyasc
+	.venv-nightly/bin/pip install --quiet -e '.[nightly]'
+	touch $@
+
+test-nightly: .venv-nightly/.installed-stamp
+	@echo "pyasc-facing tests on pyasc's nightly"
+	.venv-nightly/bin/python -m pytest -q -n 2 -p no:cacheprovider -m "not service" $(NIGHTLY_TESTS)

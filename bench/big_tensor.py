@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import importlib.util
 import tempfile
 import time
@@ -102,7 +103,9 @@ def main() -> None:
         parser.error(f"--mib must be a multiple of {BLOCKS * TILE * 4 >> 20}")
     x = np.random.default_rng(0).random(count, dtype=np.float32)
     with tempfile.TemporaryDirectory(prefix="ascrun_big_") as workdir:
-        pool = _pool_class()(Path(workdir), opts.workers)
+        # x and z are the job's tensors: max_job_tensor_bytes (1 GiB by default) is raised for them
+        tenants = json.dumps({"limits": {"max_job_tensor_bytes": 2 * x.nbytes, "max_blob_bytes": x.nbytes}})
+        pool = _pool_class()(Path(workdir), opts.workers, tenants=tenants)
         try:
             small = np.arange(BLOCKS * TILE, dtype=np.float32)  # compile first: the phases time transfers
             service_round_trip(pool.url, small)

@@ -55,8 +55,9 @@ import ops  # noqa: E402
 
 JOB_TIMEOUT_S = 20  # a launch of one round takes milliseconds; a lost one ends by the reaper well before
 TENANT = "open"
-# Open mode, with the per-minute and active-job limits out of the way: the load is the point.
-TENANTS = json.dumps({"limits": {"launches_per_minute": 10 ** 7, "max_active_jobs": 10 ** 5}})
+# Open mode, with the request and launch rates and the active-job limit out of the way: the load is the point.
+TENANTS = json.dumps({"limits": {"launches_per_minute": 10 ** 7, "requests_per_second": 10 ** 6,
+                                 "max_active_jobs": 10 ** 5}})
 FAULTS = ("worker", "server", "redis")
 DOWN_S = 0.5  # how long a killed process stays down before its restart
 
@@ -78,8 +79,9 @@ class Pool:
     """redis-server, one `ascrun server` and some `ascrun worker`s, each in its own session so that
     a SIGKILL takes a process with its children (a worker with its work horse)."""
 
-    def __init__(self, workdir: Path, workers: int, fsync_always: bool = True):
-        """Redis as `ascrun up` runs it; with `fsync_always`, fsync'ing every write (not once a second)."""
+    def __init__(self, workdir: Path, workers: int, fsync_always: bool = True, tenants: str = TENANTS):
+        """Redis as `ascrun up` runs it; with `fsync_always`, fsync'ing every write (not once a second).
+        `tenants`: the ASCRUN_TENANTS of the server."""
         from ascrun.cli.stack import redis_command
         port = _free_port()
         self.workdir = workdir
@@ -87,7 +89,7 @@ class Pool:
         self.redis_url = f"redis://127.0.0.1:{port}/0"
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.env = dict(os.environ, REDIS_URL=self.redis_url, ASCRUN_TENANTS=TENANTS)
+        self.env = dict(os.environ, REDIS_URL=self.redis_url, ASCRUN_TENANTS=tenants)
         self.env.pop("ASCRUN_TENANTS_FILE", None)
         self.redis = self.server = None
         self.workers: list = []

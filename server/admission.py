@@ -95,7 +95,7 @@ class Admission:
         spec = {"tenant": who.name, "caches": who.caches, "bundle": bundle.to_json(), "core_num": body.core_num,
                 "target": body.target, "args": args, "options": body.options.model_dump(exclude_none=True),
                 "timeout": timeout, "bounds": body.bounds, "hazards": body.hazards,
-                "max_log_bytes": limits.max_log_bytes}
+                "max_log_bytes": limits.max_log_bytes, "max_trace_bytes": limits.max_trace_bytes}
         if policy is not None:
             spec["benchmark"] = policy
         idempotency = None
@@ -119,12 +119,13 @@ class Admission:
         return True
 
     def _unserved(self, target: str, soc: Optional[str]) -> ApiError:
-        """503 at once: a job nobody serves never waits in a queue nobody reads."""
+        """503 at once: a job nobody serves never waits in a queue nobody reads. Not worth a client's
+        retries (`retryable: false`): a worker for it is an operator's doing, not seconds away."""
         if soc is None:
-            return ApiError(Kind.UNAVAILABLE, f"no worker serves target '{target}' right now")
+            return ApiError(Kind.UNAVAILABLE, f"no worker serves target '{target}' right now", retryable=False)
         socs = sorted({s for said in self.pool.live_capabilities(target).values() for s in said.get("socs", [])})
         return ApiError(Kind.UNAVAILABLE, f"no worker serves SOC '{soc}' on target '{target}' right now; served: "
-                                          f"{', '.join(socs) if socs else 'none'}", served=socs)
+                                          f"{', '.join(socs) if socs else 'none'}", served=socs, retryable=False)
 
     def _check_tensor_args(self, body: JobRequest, names, who: Tenant) -> int:
         """Total tensor bytes; every blob present and of the size its dtype and shape say (inline
@@ -143,7 +144,12 @@ class Admission:
             if arg.kind == "tensor" and arg.zeros and arg.nbytes > who.limits.max_blob_bytes:
                 raise ApiError(Kind.LIMIT, f"tensor '{name}' of {arg.nbytes} bytes (zeros) exceeds the "
                                            f"{who.limits.max_blob_bytes}-byte limit (max_blob_bytes)", status=413)
-        return sum(a.nbytes for a in body.args if a.kind == "tensor")
+        total = sum(a.nbytes for a in body.args if a.kind == "tensor")
+        if total > who.limits.max_job_tensor_bytes:  # each of them the worker moves to the kernel and back
+            raise ApiError(Kind.LIMIT, f"the job's tensors hold {total} bytes (zeros included), over the "
+                                       f"{who.limits.max_job_tensor_bytes}-byte limit (max_job_tensor_bytes)",
+                           status=413)
+        return total
 
 
 def _check_struct_args(body: JobRequest) -> None:
@@ -170,9 +176,9 @@ def _refusal(verdict: str, value: Optional[str], limits: Limits) -> ApiError:
     if verdict == "mismatch":
         return ApiError(Kind.BAD_REQUEST, "this Idempotency-Key was used for a different submission")
     if verdict == "stored":
-        return ApiError(Kind.LIMIT, f"your stored blobs and the tensors of your queued and running jobs (each may come "
-                                    f"back as an output) hold {value} bytes; with this job's they would exceed "
-                                    f"{limits.max_stored_bytes} (max_stored_bytes)")
+        return ApiError(Kind.LIMIT, f"your stored blobs, your ended jobs' records and the tensors of your queued and "
+                                    f"running jobs (each may come back as an output) hold {value} bytes; with this "
+                                    f"job's they would exceed {limits.max_stored_bytes} (max_stored_bytes)")
     if verdict == "active":
         return ApiError(Kind.LIMIT, f"you have {value} jobs queued or running, the limit is "
                                     f"{limits.max_active_jobs} (max_active_jobs)")

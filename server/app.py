@@ -9,7 +9,6 @@ import logging
 from typing import Optional
 
 import redis
-import redis.asyncio as aioredis
 from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
@@ -21,6 +20,7 @@ from .metrics.http import mount_metrics
 from .routers import blobs, jobs, pool
 from .routers.dashboard import router as dashboard_router
 from ..compiler.settings import ServiceSettings
+from .store import connect
 from .store.blobs import AsyncBlobStore, BlobStore
 from .store.ended import EndedJobs
 from .store.jobs import JobReader, JobStore
@@ -45,14 +45,14 @@ async def reap(reaper: Reaper) -> None:
 
 def create_app(settings: Optional[ServiceSettings] = None, tenants: Optional[Tenants] = None) -> FastAPI:
     settings = settings or ServiceSettings.from_env()
-    sync_redis = redis.Redis.from_url(settings.redis_url)
-    async_redis = aioredis.Redis.from_url(settings.redis_url)
-    job_store, blob_store = JobStore(sync_redis, settings), BlobStore(sync_redis, settings)
+    sync_redis, async_redis = connect.state(settings), connect.state_async(settings)
+    cache_redis, listener = connect.cache(settings), connect.state_async(settings, listening=True)
+    job_store, blob_store = JobStore(sync_redis, settings, cache_redis), BlobStore(sync_redis, settings)
     pool_view = PoolView(sync_redis, settings)
     service = Service(settings=settings, tenants=tenants or Tenants.from_settings(settings), jobs=job_store,
                       job_reader=JobReader(async_redis), blobs=blob_store,
                       async_blobs=AsyncBlobStore(async_redis, settings), pool=pool_view,
-                      ended=EndedJobs(async_redis), admission=Admission(job_store, blob_store, pool_view, settings))
+                      ended=EndedJobs(listener), admission=Admission(job_store, blob_store, pool_view, settings))
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI):
@@ -62,7 +62,9 @@ def create_app(settings: Optional[ServiceSettings] = None, tenants: Optional[Ten
             task.cancel()
         service.admission.checks.close()
         await async_redis.aclose()
+        await listener.aclose()
         sync_redis.close()
+        cache_redis.close()
 
     app = FastAPI(title="ascrun", version="0.1.0", responses=RESPONSES, lifespan=lifespan,
                   description="Compile and run pyasc kernels on a shared pool of Ascend, simulator and CPU workers.")

@@ -1,13 +1,16 @@
 """The HTTP edge, before any route: who is asking (401 at once without a valid token, before a body
-byte is read), what the body may weigh (counted on the bytes as they arrive, chunked or not: 413 the
-moment the count passes the cap), and a job submission charged to its tenant's launches_per_minute
-as it arrives, whatever then becomes of it (429 over it). A plain ASGI middleware:
-@app.middleware's BaseHTTPMiddleware cost about a third of the API server's CPU per launch."""
+byte is read), how often (429 past the tenant's requests_per_second, or past ASCRUN_ANONYMOUS_RATE
+for one address's requests without a valid token), what the body may weigh (counted on the bytes as
+they arrive, chunked or not: 413 the moment the count passes the cap), and a job submission charged
+to its tenant's launches_per_minute as it arrives, whatever then becomes of it (429 over it). A
+plain ASGI middleware: @app.middleware's BaseHTTPMiddleware cost about a third of the API server's
+CPU per launch. The connections under it are bounded by connections.py."""
 from __future__ import annotations
 
 import re
 import time
-from typing import Optional, Tuple
+from collections import OrderedDict
+from typing import Dict, Optional, Tuple
 
 import redis
 import redis.asyncio as aioredis
@@ -15,6 +18,7 @@ from starlette.responses import Response
 
 from ..compiler.errors import Kind
 from ..compiler.settings import ServiceSettings
+from .connections import client_key
 from .errors import error_response, redis_error_response
 from .store.keys import tenant_key
 from .tenants import Tenant, Tenants
@@ -25,6 +29,8 @@ PUBLIC_PATHS = re.compile(r"^/(v1/health|dashboard(/.*)?|docs(/oauth2-redirect)?
 BLOB_UPLOAD = re.compile(r"^/v1/blobs/[0-9a-f]{64}$")  # counted by its route, against max_blob_bytes
 SUBMISSION = ("POST", "/v1/jobs")
 RATE_WINDOW_S = 60
+BURST_S = 5  # a request rate's bucket holds this many seconds of it: a burst that long passes at once
+ANONYMOUS_CLIENTS = 1 << 16  # the anonymous buckets kept (the least recently used go, and come back full)
 
 
 def rate_key(tenant: str, now: float) -> str:
@@ -32,15 +38,47 @@ def rate_key(tenant: str, now: float) -> str:
     return tenant_key(tenant, f"rate:{int(now // RATE_WINDOW_S)}")
 
 
+def unauthorized(authorization: str) -> str:
+    """Why a request without a valid token is refused: none sent, or one that no tenant has, with
+    where the token comes from."""
+    if not authorization.startswith("Bearer ") or not authorization[len("Bearer "):].strip():
+        return ("no token: this service needs a bearer token (Authorization: Bearer <token>; ascrun takes it "
+                "from --token or $ASCRUN_TOKEN)")
+    return ("token not recognised: no tenant of this service has it (check --token or $ASCRUN_TOKEN, or ask "
+            "the operator for one)")
+
+
+class TokenBuckets:
+    """A token bucket per key, in this process (each API server counts its own): `rate` tokens a
+    second, holding at most BURST_S seconds of them; a request takes one or is refused. At most
+    `max_keys` buckets, the least recently used forgotten first."""
+
+    def __init__(self, max_keys: int):
+        self.max_keys = max_keys
+        self._buckets: "OrderedDict[str, Tuple[float, float]]" = OrderedDict()  # key -> (tokens, when)
+
+    def take(self, key: str, rate: float) -> bool:
+        now = time.monotonic()
+        tokens, then = self._buckets.pop(key, (rate * BURST_S, now))
+        tokens = min(rate * BURST_S, tokens + (now - then) * rate)
+        taken = tokens >= 1
+        self._buckets[key] = (tokens - 1 if taken else tokens, now)
+        if len(self._buckets) > self.max_keys:
+            self._buckets.popitem(last=False)
+        return taken
+
+
 class Refused(Exception):
-    def __init__(self, kind: Kind, message: str, status: int):
+    def __init__(self, kind: Kind, message: str, status: int, headers: Optional[Dict[str, str]] = None):
         super().__init__(message)
-        self.kind, self.message, self.status = kind, message, status
+        self.kind, self.message, self.status, self.headers = kind, message, status, headers or {}
 
 
 class Edge:
     def __init__(self, app, tenants: Tenants, settings: ServiceSettings, connection: aioredis.Redis):
         self.app, self.tenants, self.settings, self.connection = app, tenants, settings, connection
+        self.tenant_requests = TokenBuckets(max_keys=max(1, tenants.count))
+        self.anonymous_requests = TokenBuckets(max_keys=ANONYMOUS_CLIENTS)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -51,7 +89,9 @@ class Edge:
             if who is not None and (scope["method"], scope["path"]) == SUBMISSION:
                 await self._meter(who)
         except Refused as refused:
-            return await _refuse(error_response(refused.kind, refused.message, refused.status), scope, receive, send)
+            response = error_response(refused.kind, refused.message, refused.status)
+            response.headers.update(refused.headers)
+            return await _refuse(response, scope, receive, send)
         except redis.RedisError as e:  # outside the app's handlers: answered in their shape here
             return await _refuse(redis_error_response(e), scope, receive, send)
         if who is not None:
@@ -61,12 +101,23 @@ class Edge:
         await self._capped(scope, receive, send, *cap)
 
     def _caller(self, scope) -> Optional[Tenant]:
-        """The tenant of the Authorization header; None on a public path without a valid one."""
+        """The tenant of the Authorization header, its request counted; None on a public path without
+        a valid one, counted against the client's address."""
         authorization = next((v for k, v in scope["headers"] if k == b"authorization"), b"").decode("latin-1")
         who = self.tenants.authenticate(authorization or None)
-        if who is None and not PUBLIC_PATHS.match(scope["path"]):
-            raise Refused(Kind.UNAUTHORIZED, "a valid bearer token is required (Authorization: Bearer <token>)", 401)
-        return who
+        if who is not None:
+            rate = who.limits.requests_per_second
+            if not self.tenant_requests.take(who.name, rate):
+                raise Refused(Kind.LIMIT, f"more than {rate} requests a second (requests_per_second)", 429,
+                              {"Retry-After": "1"})
+            return who
+        rate = self.settings.anonymous_rate
+        if not self.anonymous_requests.take(client_key((scope.get("client") or ("",))[0]), rate):
+            raise Refused(Kind.LIMIT, f"more than {rate} requests a second without a valid token from your address "
+                                      "(ASCRUN_ANONYMOUS_RATE)", 429, {"Retry-After": "1"})
+        if not PUBLIC_PATHS.match(scope["path"]):
+            raise Refused(Kind.UNAUTHORIZED, unauthorized(authorization), 401)
+        return None
 
     def _body_cap(self, scope, who: Optional[Tenant]) -> Optional[Tuple[int, str]]:
         """The cap on the body's bytes and whose it is (None: the route counts them itself), checked

@@ -28,24 +28,37 @@ class Limits:
     max_request_bytes: int = 16 << 20
     max_blob_bytes: int = 1 << 30
     max_bytes_in_flight: int = 4 << 30  # tensor bytes of this tenant's queued + running jobs
+    max_job_tensor_bytes: int = 1 << 30  # one job's tensor bytes, zeros included (what its worker moves)
     max_stored_bytes: int = 4 << 30  # blob bytes this tenant has in Redis (inputs and outputs until they expire)
+    # blob transfers through the API at once (store/transfers.py): each upload holds its declared
+    # size in Redis, each download a piece in the API
+    max_concurrent_uploads: int = 4
+    max_concurrent_downloads: int = 8
     max_active_jobs: int = 64  # queued + running
     max_log_bytes: int = 64 << 10  # of what a job's kernel printed, kept in its record
+    max_trace_bytes: int = 1 << 20  # a job's trace as kept (zlib-compressed); a larger one is not kept
     # a tenant's share of the workers (store/share.py): its jobs running at once, and the worker
     # time they may take a minute (charged ahead, settled when each job ends)
     max_running_jobs: int = 64
     worker_seconds_per_minute: int = 64 * 60
     launches_per_minute: int = 1200
+    # every request of this tenant, whatever its answer, in the API server (edge.py): bursts of BURST_S
+    requests_per_second: int = 200
     max_core_num: int = 256
     max_bundle_bytes: int = 1 << 20
 
     @classmethod
     def from_json(cls, data: Dict[str, Any], base: "Limits") -> "Limits":
+        if not isinstance(data, dict):
+            raise ValueError(f"limits must be an object of name: integer, not {json.dumps(data)[:80]}")
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = set(data) - known
         if unknown:
             raise ValueError(f"unknown limit(s) {sorted(unknown)}; known: {sorted(known)}")
-        return dataclasses.replace(base, **{k: int(v) for k, v in data.items()})
+        try:
+            return dataclasses.replace(base, **{k: int(v) for k, v in data.items()})
+        except (TypeError, ValueError):
+            raise ValueError(f"limits must be integers: {json.dumps(data)[:200]}") from None
 
 
 @dataclass(frozen=True)
@@ -73,18 +86,32 @@ class Tenants:
 
     @classmethod
     def from_settings(cls, settings: ServiceSettings) -> "Tenants":
-        """The tenants file, else the tenants JSON, else open mode."""
-        raw = settings.tenants_json
-        if settings.tenants_file:
-            with open(settings.tenants_file) as f:
-                raw = f.read()
-        return cls.from_json(json.loads(raw) if raw else {})
+        """The tenants file, else the tenants JSON, else open mode. A mistake in them stops the
+        process with one line naming where it is (SystemExit, as a wrong setting does)."""
+        source = f"ASCRUN_TENANTS_FILE {settings.tenants_file}" if settings.tenants_file else "ASCRUN_TENANTS"
+        try:
+            raw = settings.tenants_json
+            if settings.tenants_file:
+                with open(settings.tenants_file) as f:
+                    raw = f.read()
+            return cls.from_json(json.loads(raw) if raw else {})
+        except OSError as e:
+            raise SystemExit(f"{source}: cannot read it: {e.strerror}") from None
+        except json.JSONDecodeError as e:
+            raise SystemExit(f"{source}: not JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+        except ValueError as e:
+            raise SystemExit(f"{source}: {e}") from None
 
     @classmethod
-    def from_json(cls, data: Dict[str, Any]) -> "Tenants":
+    def from_json(cls, data: Any) -> "Tenants":
+        """The tenants of the JSON document `data`; ValueError saying what is wrong with it."""
+        if not isinstance(data, dict) or not isinstance(data.get("tenants", []), list):
+            raise ValueError('expected {"limits": {...}, "tenants": [{"name": ..., "token_sha256": ...}, ...]}')
         defaults = Limits.from_json(data.get("limits", {}), Limits())
         tenants = []
-        for entry in data.get("tenants", []):
+        for number, entry in enumerate(data.get("tenants", []), 1):
+            if not isinstance(entry, dict) or "name" not in entry or "token_sha256" not in entry:
+                raise ValueError(f"tenant #{number} needs a \"name\" and a \"token_sha256\"")
             digest = str(entry["token_sha256"]).lower()
             if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
                 raise ValueError(f"tenant {entry.get('name')!r}: token_sha256 must be 64 hex digits")

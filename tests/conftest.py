@@ -334,6 +334,49 @@ class Service:
         self.stack.stop()
 
 
+def tenant_entry(name: str, token: str, **fields) -> dict:
+    """A tenants file's entry: the token's sha256 and `fields` (limits, cache_group...)."""
+    return {"name": name, "token_sha256": hashlib.sha256(token.encode()).hexdigest(), **fields}
+
+
+@contextlib.contextmanager
+def tenants_service(redis_url: str, entries: list):
+    """An API server for these tenants (tenant_entry) on the session's Redis, served by the
+    session's workers; `.redis` is a connection to that Redis."""
+    import json
+
+    import redis
+    svc = Service(redis_url, {"ASCRUN_TENANTS": json.dumps({"tenants": entries})})
+    try:
+        svc.wait_for_workers(None)
+        svc.redis = redis.Redis.from_url(redis_url)
+        yield svc
+    finally:
+        svc.stop()
+
+
+@contextlib.contextmanager
+def own_service(workdir: Path, env: dict, workers: int = 0, persist: bool = True):
+    """A Service on a redis-server of its own, for a module whose tenants, quotas or settings must
+    not meet the session's; `.redis` is a connection to that Redis (without its append-only file
+    unless `persist`). Stops both at the end."""
+    import redis
+    proc, url = start_redis(workdir)
+    if not persist:
+        redis.Redis.from_url(url).config_set("appendonly", "no")
+    svc = Service(url, env)
+    try:
+        for _ in range(workers):
+            svc.add_worker()
+        svc.wait_for_workers(None)
+        svc.redis = redis.Redis.from_url(url)
+        yield svc
+    finally:
+        svc.stop()
+        proc.terminate()
+        proc.wait(10)
+
+
 @pytest.fixture(scope="session")
 def service(redis_url):
     svc = Service(redis_url)

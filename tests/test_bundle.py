@@ -1,8 +1,10 @@
 """KernelBundle: collection from live kernels, canonical JSON, and the refusals."""
 import json
 import textwrap
+import typing
 
 import numpy as np
+
 import pytest
 
 import asc
@@ -174,8 +176,25 @@ def test_defined_functions_see_restricted_builtins():
     kernel = namespace["uses_helper"]
     assert type(kernel).__name__ == "JITFunction"
     assert "open" not in kernel.fn.__globals__["__builtins__"]
-    assert "__import__" not in kernel.fn.__globals__["__builtins__"]
     assert kernel.fn.__globals__["SHAPE"] == (4, 8)
+    # the namespace's __import__ answers only the import Python itself makes (3.12: typing, for a
+    # subscripted annotation)
+    interpreter_import = kernel.fn.__globals__["__builtins__"]["__import__"]
+    assert interpreter_import("typing") is typing
+    for name in ("os", "sys", "asc", "builtins"):
+        with pytest.raises(ImportError, match=f"a kernel may not import '{name}'"):
+            interpreter_import(name)
+
+
+def test_a_constexpr_annotation_defines_on_every_python():
+    """On 3.12 `asc.ConstExpr[int]` in a def looked up __import__ in the restricted builtins (KeyError)."""
+    b = _one_function_bundle("""
+        @asc.jit
+        def k(x: asc.GlobalAddress, n: asc.ConstExpr[int]):
+            pass
+    """)
+    namespace = gate.define(b, __import__("importlib").import_module)
+    assert type(namespace["k"]).__name__ == "JITFunction"
 
 
 def test_malformed_bundle_json():

@@ -43,6 +43,14 @@ def test_help_documents_the_exit_codes():
     assert "  3  service unavailable, or timeout\n" in out.stdout
 
 
+@pytest.mark.kernel
+def test_version_names_ascrun_and_pyasc():
+    from importlib import metadata
+    out = ascrun("--version")
+    assert out.returncode == 0
+    assert out.stdout == f"ascrun {metadata.version('ascrun')} (pyasc {metadata.version('pyasc')})\n"
+
+
 @pytest.mark.service
 def test_launch_then_jobs_and_show_report_the_job(service, inputs):
     folder, x, y = inputs

@@ -433,3 +433,16 @@ def test_client_and_async_client_see_the_same(service, shell):
     assert progress[0] == (0, x.nbytes) and progress[-1] == (x.nbytes, x.nbytes)
     assert seen == ("finished", True, seen[2], ["0" * 64], True, handle.id) and "cpu" in seen[2]
     assert result.job_id == handle.id and "spin_kernel" in source and ir.strip()
+
+
+def test_a_503_the_service_says_no_retry_changes_is_not_retried():
+    from ascrun.service.http import may_pass_on_retry
+    request = httpx.Request("POST", "http://pool/v1/jobs")
+    unserved = {"error": {"kind": "unavailable", "message": "no worker serves target 'sim' right now",
+                          "retryable": False}}
+    assert not may_pass_on_retry(httpx.Response(503, json=unserved, request=request))
+    assert may_pass_on_retry(httpx.Response(503, json={"error": {"kind": "unavailable", "message": "busy"}},
+                                            request=request))
+    assert may_pass_on_retry(httpx.Response(502, text="<html>bad gateway</html>", request=request))
+    assert may_pass_on_retry(httpx.Response(504, json=[1], request=request))
+    assert not may_pass_on_retry(httpx.Response(429, json={"error": {}}, request=request))

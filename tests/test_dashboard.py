@@ -128,7 +128,8 @@ def test_a_wrong_token_shows_the_apis_401(tenant_pool, page, tmp_path):
     expect(page.locator("#token-form")).to_be_visible(timeout=EXPECT_MS)  # the service has tenants
     enter_token(page, "not-the-token")
     expect(page.locator("#error")).to_have_text(
-        "401 unauthorized: a valid bearer token is required (Authorization: Bearer <token>)", timeout=EXPECT_MS)
+        "401 unauthorized: token not recognised: no tenant of this service has it (check --token or $ASCRUN_TOKEN, "
+        "or ask the operator for one)", timeout=EXPECT_MS)
     expect(page.locator("#token-form")).to_be_visible()
     screenshot(page, tmp_path, "wrong-token")
 
@@ -178,6 +179,11 @@ def test_a_launched_job_appears_finishes_and_shows_its_code_and_timings(tenant_p
 
     page.goto(f"{tenant_pool.url}/dashboard#job={launched.id}")  # a link to the job, in a new load
     expect(page.locator("#job-title")).to_contain_text(launched.id, timeout=EXPECT_MS)
+    page.evaluate(f"location.hash = 'job={launched.id[:12]}'")  # a link with the 12 characters the list shows
+    expect(page.locator(f'#jobs tr[data-job="{launched.id}"]')).to_have_class(re.compile("selected"),
+                                                                            timeout=EXPECT_MS)
+    assert page.evaluate("location.hash") == f"#job={launched.id}"  # the link became the job's full id
+    expect(page.locator('#trace .core[data-core="block 7"] .lane[data-pipe="MTE2"]')).to_be_visible()
 
 
 def test_a_jobs_page_shows_its_log_warnings_and_error(tenant_pool, page, tmp_path):

@@ -1,4 +1,4 @@
-"""A real multi-host pool without containers: Redis, the API server, two cpu workers and a client,
+"""A real multi-host pool without containers: Redis (state and cache), the API server, two cpu workers and a client,
 each in a network namespace of its own, joined by veth pairs on a bridge. Each part runs the
 command its image runs (the Dockerfile's ENTRYPOINT + CMD; Redis as compose runs it) with its
 compose environment, secrets as files. Launches from the client's namespace reach the pool only
@@ -20,7 +20,7 @@ import deploy_files as files
 ROOT = Path(__file__).resolve().parents[1]
 TAG = f"as{os.getpid() % 100000}"  # names of this run's namespaces and links (15 characters at most)
 SUBNET = f"10.213.{os.getpid() % 200}"
-HOSTS = {"redis": 1, "api": 2, "w1": 3, "w2": 4, "client": 5}
+HOSTS = {"redis": 1, "api": 2, "w1": 3, "w2": 4, "client": 5, "cache": 6}
 PASSWORD = "netns-test-password"
 TOKEN = "netns-test-token"
 
@@ -168,15 +168,17 @@ def pool(tmp_path):
     secrets.mkdir()
     (secrets / "redis_password").write_text(PASSWORD)
     (secrets / "redis_url").write_text(f"redis://:{PASSWORD}@{SUBNET}.{HOSTS['redis']}:6379/0")
+    (secrets / "cache_redis_url").write_text(f"redis://:{PASSWORD}@{SUBNET}.{HOSTS['cache']}:6379/0")
     import hashlib
     (secrets / "tenants").write_text(json.dumps({"tenants": [  # compose mounts each secret by its name
         {"name": "ci", "token_sha256": hashlib.sha256(TOKEN.encode()).hexdigest()}]}))
     (tmp_path / "data").mkdir()
     net = Network(tmp_path)
     try:
-        redis = " ".join(files.compose()["services"]["redis"]["command"][2:]).replace("$$", "$")
-        net.start("redis", ["sh", "-c", redis.replace("/run/secrets", str(secrets))], {"PATH": os.environ["PATH"]},
-                  tmp_path / "data")
+        for host, service in (("redis", "redis"), ("cache", "redis-cache")):
+            redis = " ".join(files.compose()["services"][service]["command"][2:]).replace("$$", "$")
+            net.start(host, ["sh", "-c", redis.replace("/run/secrets", str(secrets))], {"PATH": os.environ["PATH"]},
+                      tmp_path / "data")
         net.start("api", _as_in_image(files.entrypoint("server")), _environment("server", secrets), tmp_path)
         for worker in ("w1", "w2"):
             net.start(worker, _as_in_image(files.entrypoint("worker-cpu")), _environment("worker-cpu", secrets),
@@ -190,7 +192,7 @@ def pool(tmp_path):
                 pass
             assert time.monotonic() < deadline and all(p.poll() is None for p in net.processes.values()), \
                 "the pool did not come up: " + "".join((tmp_path / f"{h}.log").read_text()[-1500:]
-                                                       for h in ("api", "w1", "w2", "redis"))
+                                                       for h in ("api", "w1", "w2", "redis", "cache"))
             time.sleep(1)
         net.secrets = secrets
         yield net

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.service
 TOKENS = {"hog": "hog-token", "honest": "honest-token", "frugal": "frugal-token", "spread": "spread-token",
           "single": "single-token"}
 LIMITS = {"hog": {"max_running_jobs": 1}, "frugal": {"worker_seconds_per_minute": 2}}
-SOCS = ("SocA", "SocB", "SocC")
+SOCS = ("Ascend910B2", "Ascend910B3", "Ascend910B4")  # real SOCs: the frontend compiles for its job's
 
 
 @pytest.fixture(scope="module")

@@ -3,15 +3,13 @@ the character; and two tenants' colliding kernels each run their own binary (a r
 
 pyasc writes a printf format between the quotes of a C string literal as it is (its docs write
 asc.printf("x=%u\\n")), so the Python string is the body of that literal: escapes are C's."""
-import hashlib
-import json
 
 import numpy as np
 import pytest
 
 import ascrun
 from ascrun.compiler.errors import BundleRejected
-from conftest import Service, load_module
+from conftest import load_module, tenant_entry, tenants_service
 
 pytestmark = pytest.mark.kernel
 
@@ -108,12 +106,8 @@ TOKENS = {"alice": "alice-injection-token", "bob": "bob-injection-token"}
 @pytest.fixture(scope="module")
 def pool(redis_url, service):
     """A server with two tenants, served by the session's workers."""
-    config = {"tenants": [{"name": name, "token_sha256": hashlib.sha256(token.encode()).hexdigest()}
-                          for name, token in TOKENS.items()]}
-    svc = Service(redis_url, {"ASCRUN_TENANTS": json.dumps(config)})
-    svc.wait_for_workers(None)
-    yield svc
-    svc.stop()
+    with tenants_service(redis_url, [tenant_entry(name, token) for name, token in TOKENS.items()]) as svc:
+        yield svc
 
 
 def _hello(tmp_path, name, text):

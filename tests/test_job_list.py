@@ -1,6 +1,5 @@
 """Job lists (GET /v1/jobs, `ascrun jobs --json`) read each job's summary, never its record: a list
 costs what its rows are, not what its jobs printed, output or raised (issue 25 item 6, issue 28)."""
-import hashlib
 import json
 import os
 import time
@@ -22,7 +21,7 @@ from ascrun.server.store.queues import queue_name
 from ascrun.server.store.summary import SUMMARY_MAX_BYTES, summarize
 from ascrun.server.tenants import Limits
 from ascrun_cli import ascrun as ascrun_cmd
-from conftest import LIVENESS, Service
+from conftest import LIVENESS, tenant_entry, tenants_service
 
 pytestmark = pytest.mark.service
 
@@ -37,11 +36,8 @@ HOSTILE = "\x00\"é😀\n" * 20_000  # what escapes worst in JSON, over several 
 def pool(redis_url, service):
     """A server with one tenant of its own (its list holds only this module's jobs), served by the
     session's workers."""
-    config = {"tenants": [{"name": TENANT, "token_sha256": hashlib.sha256(TOKEN.encode()).hexdigest()}]}
-    svc = Service(redis_url, {"ASCRUN_TENANTS": json.dumps(config)})
-    svc.wait_for_workers(None)
-    yield svc
-    svc.stop()
+    with tenants_service(redis_url, [tenant_entry(TENANT, TOKEN)]) as svc:
+        yield svc
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,7 @@
 """The pytest plugin: pyasc-style tests (tests/pyasc_style) run unmodified against the pool, with
 their asserts on the returned outputs, remote errors in the report and jobs in the JUnit XML; their
 device="npu" tensors are host tensors."""
+import os
 import re
 import subprocess
 import sys
@@ -9,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from ascrun_cli import NO_NPU_NOTICE, NO_SIM_NOTICE, PYASC_STYLE
-from conftest import PAST_THE_END, ROOT
+from conftest import PAST_THE_END, ROOT, _free_port
 
 pytestmark = pytest.mark.service
 
@@ -19,11 +20,12 @@ OVERRUN = ("block 15: DataCopy(GM->UB): elements [993, 1001) of tensor argument 
 
 def test_pyasc_style_tests_run_on_the_pool_with_junit_xml(service, client, tmp_path):
     junit = tmp_path / "junit.xml"
+    # the service named by $ASCRUN_URL, as a CI job's environment would
     out = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--confcutdir", str(PYASC_STYLE),
-                          "--ascrun-url", service.url, f"--junitxml={junit}",
+                          f"--junitxml={junit}",
                           *(str(PYASC_STYLE / name) for name in ("test_vadd.py", "test_vector_generalization.py",
                                                                  "overrun.py"))],
-                         capture_output=True, text=True, cwd=ROOT)
+                         capture_output=True, text=True, cwd=ROOT, env={**os.environ, "ASCRUN_URL": service.url})
     assert out.returncode == 1, out.stdout  # the one failure is overrun.py's, on purpose
     lines = out.stdout.splitlines()
     assert f"ascrun: kernel launches go to {service.url}" in lines
@@ -45,9 +47,16 @@ def test_pyasc_style_tests_run_on_the_pool_with_junit_xml(service, client, tmp_p
     failure = cases["test_vadd_1000_elements"].find("failure")
     assert failure.get("message") == f"ascrun.compiler.errors.KernelRuntimeError: {OVERRUN}"
     for name, case in cases.items():
-        [job] = [p.get("value") for p in case.iter("property") if p.get("name") == "ascrun_job"]
+        properties = [(p.get("name"), p.get("value")) for p in case.iter("property")]
+        [job] = [value for key, value in properties if key == "ascrun_job"]
         record = client.job(job)  # the job the test ran, on the service
         assert record["status"] == ("failed" if name == "test_vadd_1000_elements" else "finished"), name
+        if record["status"] == "failed":
+            assert ("ascrun_error_kind", "runtime_error") in properties
+            assert not [key for key, _ in properties if key == "ascrun_cycles"]
+        else:  # the cpu target's modeled cycles, as the job's record has them
+            assert ("ascrun_cycles", str(record["model"]["cycles"])) in properties, name
+            assert not [key for key, _ in properties if key == "ascrun_error_kind"]
     assert failed_job.group(1) == next(p.get("value") for p in cases["test_vadd_1000_elements"].iter("property"))
 
 
@@ -65,3 +74,14 @@ def test_without_the_npu_host_mapping_device_npu_is_torchs_error(service, tmp_pa
     for case in suite.iter("testcase"):
         assert case.find("failure").get("message") == f"RuntimeError: {no_npu.value}", case.get("name")
         assert not [p for p in case.iter("property") if p.get("name") == "ascrun_job"]  # nothing was launched
+
+
+def test_a_dead_pool_ends_the_session_at_its_start_with_one_message(tmp_path):
+    url = f"http://127.0.0.1:{_free_port()}"  # nothing listens there
+    out = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--confcutdir", str(PYASC_STYLE),
+                          "--ascrun-url", url, str(PYASC_STYLE / "test_vadd.py")],
+                         capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 4, out.stdout + out.stderr
+    said = out.stdout + out.stderr
+    assert f"ascrun: the service at {url} cannot take launches: " in said
+    assert "passed" not in said and "failed" not in said  # no test ran

@@ -183,7 +183,7 @@ def test_blob_limits_and_digest_checks(redis_url):
         assert response.json()["error"] == {"kind": "limit", "message": "blob of 2048 bytes exceeds the 1024-byte "
                                                                         "limit (max_blob_bytes)"}
         chunked = httpx.put(f"{small.url}/v1/blobs/{digest}", content=iter([data[:1000], data[1000:]]))
-        assert chunked.status_code == 413  # no Content-Length: refused once the stream passes the cap
+        assert chunked.status_code == 411  # no Content-Length: no size to reserve, refused before it is read
         ok = bytes(512)
         wrong = httpx.put(f"{small.url}/v1/blobs/{digest}", content=ok)
         assert wrong.status_code == 400 and "corrupted upload" in wrong.json()["error"]["message"]

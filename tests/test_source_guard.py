@@ -23,8 +23,8 @@ class Hijacked:
         self.real, self.edit, self.builds = pipeline.get_target("cpu"), edit, 0
         self.toolchain = self
 
-    def frontend(self, bundle, args, options):
-        return self.edit(self.real.frontend(bundle, args, options))
+    def frontend(self, bundle, args, options, soc=None):
+        return self.edit(self.real.frontend(bundle, args, options, soc))
 
     @property
     def id(self):

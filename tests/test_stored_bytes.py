@@ -2,19 +2,16 @@
 queued and running jobs, each of which may come back as an output blob, are reserved against its
 max_stored_bytes at admission; a job's spec and inline inputs go when it ends; its record keeps
 max_log_bytes of its log. A server with its tenants on the session's Redis and workers."""
-import hashlib
-import json
 
 import numpy as np
 import pytest
-import redis
 
 import ascrun
 import ops
 import report
 from ascrun.args import prepare
 from ascrun.server.store.keys import inputs_key, spec_key, tenant_key
-from conftest import Service
+from conftest import tenant_entry, tenants_service
 
 pytestmark = pytest.mark.service
 
@@ -24,16 +21,11 @@ CAP = 1_000_000
 
 @pytest.fixture(scope="module")
 def pool(redis_url, service):
-    config = {"tenants": [
-        {"name": "stash", "token_sha256": hashlib.sha256(TOKENS["stash"].encode()).hexdigest(),
-         "limits": {"max_stored_bytes": CAP, "max_blob_bytes": CAP, "max_bytes_in_flight": 4 * CAP}},
-        {"name": "chatty", "token_sha256": hashlib.sha256(TOKENS["chatty"].encode()).hexdigest(),
-         "limits": {"max_log_bytes": 1000}}]}
-    svc = Service(redis_url, {"ASCRUN_TENANTS": json.dumps(config)})
-    svc.wait_for_workers(None)
-    svc.redis = redis.Redis.from_url(redis_url)
-    yield svc
-    svc.stop()
+    with tenants_service(redis_url, [
+            tenant_entry("stash", TOKENS["stash"],
+                         limits={"max_stored_bytes": CAP, "max_blob_bytes": CAP, "max_bytes_in_flight": 4 * CAP}),
+            tenant_entry("chatty", TOKENS["chatty"], limits={"max_log_bytes": 1000})]) as svc:
+        yield svc
 
 
 def _spin(z_elements):
@@ -53,13 +45,15 @@ def test_outputs_are_reserved_at_admission(pool):
         first = stash.submit_job(*_spin(150_000), wait=30)  # a 600 000-byte z
         assert first["status"] == "finished" and "blob" in first["outputs"]["z"], first
         stored = int(pool.redis.get(tenant_key("stash", "stored")))
-        assert stored == 600_000
+        # the output blob, and what the ended job keeps (tests/test_record_charge.py)
+        record = int(pool.redis.hget(tenant_key("stash", "blob-bytes"), f"job:{first['id']}"))
+        assert stored == 600_000 + record
         with pytest.raises(ascrun.KernelError) as refused:
             stash.submit_job(*_spin(150_000), wait=30)
     assert refused.value.kind == "limit"
     assert str(refused.value) == (
-        "your stored blobs and the tensors of your queued and running jobs (each may come back as an output) hold "
-        "600000 bytes; with this job's they would exceed 1000000 (max_stored_bytes)")
+        "your stored blobs, your ended jobs' records and the tensors of your queued and running jobs (each may come "
+        f"back as an output) hold {stored} bytes; with this job's they would exceed 1000000 (max_stored_bytes)")
     assert int(pool.redis.get(tenant_key("stash", "stored"))) == stored <= CAP
 
 

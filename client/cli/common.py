@@ -25,7 +25,9 @@ EXIT_CODES = """exit codes:
      --compare, also outputs that differ between the two targets
   2  usage error or bad request (bad arguments, unknown job, unauthorized, over a limit,
      a pyasc name the stand-in lacks where pyasc is not installed)
-  3  service unavailable, or timeout"""
+  3  service unavailable, or timeout
+  141  stdout closed before ascrun was done writing (e.g. `| head -1`): the rest is dropped, as by SIGPIPE"""
+EXIT_PIPE_CLOSED = 128 + 13  # a shell's code for a process SIGPIPE killed
 
 
 class UsageError(Exception):

@@ -6,6 +6,7 @@ import argparse
 import importlib.util
 import json
 import sys
+import traceback
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
@@ -46,11 +47,30 @@ def _load_kernel(spec: str) -> Any:
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[module_name] = module
     sys.path.insert(0, str(path.resolve().parent))
-    module_spec.loader.exec_module(module)
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as e:  # the user's file: its error in one line, as a compiler says one
+        raise UsageError(import_error(e, file)) from None
     kernel = getattr(module, name, None)
     if not hasattr(kernel, "fn"):
         raise UsageError(f"{file} has no @asc.jit function {name}")
     return kernel
+
+
+def import_error(error: Exception, file: str) -> str:
+    """`file:line: Error: message` for an error importing the kernel file `file`: its line in that
+    file (the file as the user named it), not a traceback through ascrun's and the libraries'."""
+    mine = Path(file).resolve()
+    if isinstance(error, SyntaxError):
+        where, line, column, message = error.filename or file, error.lineno, error.offset, error.msg
+    else:
+        frames = traceback.extract_tb(error.__traceback__)
+        frame = next((f for f in reversed(frames) if Path(f.filename).resolve() == mine), frames[-1])
+        where, line, column, message = frame.filename, frame.lineno, None, str(error)
+    if Path(where).resolve() == mine:
+        where = file
+    place = ":".join(str(part) for part in (where, line, column) if part)
+    return f"{place}: {type(error).__name__}: {message}"
 
 
 def _value(text: str) -> Any:

@@ -36,7 +36,7 @@ class TerminalProgress:
 
     def on_status(self, handle: Any) -> None:
         state = "compiling and running" if handle.status == JobStatus.STARTED else state_of(handle.record)
-        self._bar.update(self._task, description=f"{self._label}: {state}", total=None, detail=f"job {handle.id[:8]}",
+        self._bar.update(self._task, description=f"{self._label}: {state}", total=None, detail=f"job {handle.id[:12]}",
                          refresh=True)
 
     def end(self, line: str) -> None:

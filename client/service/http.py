@@ -4,8 +4,9 @@ streams that send a blob's bytes, and the loops that run core.py's exchanges (re
 the other, or each batch at once).
 
 Every call the clients make is idempotent (submissions carry an Idempotency-Key), so a connection
-failure or a 502/503/504 is retried with exponential backoff; a timeout is not (the service may
-still be working on it).
+failure or a 502/503/504 is retried with exponential backoff, and so is a 429 that says when to
+come back (Retry-After: a blob transfer over its tenant's most at once); a timeout is not (the
+service may still be working on it).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from ..compiler.errors import Kind, ServiceUnreachable
 from ..compiler.settings import ClientSettings
 from .core import Exchange, Request, ServiceApi, T
 
+# and a 429 that says when to come back (Retry-After): a blob transfer over its tenant's most at once
 RETRY_STATUSES = (502, 503, 504)
 UPLOAD_CHUNK = 1 << 20
 
@@ -40,6 +42,20 @@ def request_options(request: Request) -> Dict[str, Any]:
                 timeout=httpx.USE_CLIENT_DEFAULT if request.timeout is None else request.timeout)
 
 
+def may_pass_on_retry(response: httpx.Response) -> bool:
+    """A 502/503/504, unless the service says no retry changes it (`"retryable": false` in its
+    error: no worker serves the job's target or SOC); a 429 that says when to come back."""
+    if response.status_code == 429:
+        return "retry-after" in response.headers
+    if response.status_code not in RETRY_STATUSES:
+        return False
+    try:
+        error = response.json().get("error")
+    except (ValueError, AttributeError):  # not the service's JSON: a proxy's page
+        return True
+    return not (isinstance(error, dict) and error.get("retryable") is False)
+
+
 def retry_policy(retries: int) -> Dict[str, Any]:
     """Arguments for tenacity.Retrying / AsyncRetrying: up to `retries` more tries, 0.2 s doubling to
     5 s apart; the last response (or connection error) is what the caller then sees."""
@@ -48,7 +64,7 @@ def retry_policy(retries: int) -> Dict[str, Any]:
         wait=tenacity.wait_exponential(multiplier=0.2, max=5.0),
         retry=(tenacity.retry_if_exception(lambda e: isinstance(e, httpx.TransportError)
                                            and not isinstance(e, httpx.TimeoutException))
-               | tenacity.retry_if_result(lambda r: r.status_code in RETRY_STATUSES)),
+               | tenacity.retry_if_result(may_pass_on_retry)),
         retry_error_callback=lambda state: state.outcome.result(),
     )
 

@@ -76,14 +76,32 @@ function redraw(part, data, draw) {
 // A 401 asks for a token; any other refusal is shown as the API words it.
 const report = (error) => (error.status === 401 ? askForToken(error) : showError(error));
 
-async function drawJob() {
+// The selected job's draw in flight: a poll that comes meanwhile joins it rather than drawing the
+// job again (a second draw would replace the trace under a hover).
+let drawing = null;
+function drawJob() {
   const id = selectedId;
-  if (!id || finished?.id === id) return;
+  if (!id || finished?.id === id) return Promise.resolve();
+  if (drawing?.id !== id) {
+    const promise = drawSelectedJob(id).finally(() => {
+      if (drawing?.promise === promise) drawing = null;
+    });
+    drawing = { id, promise };
+  }
+  return drawing.promise;
+}
+
+async function drawSelectedJob(id) {
   const job = await get(`v1/jobs/${id}`).catch((error) => {
     if (error.status === 401) throw error;
     return { error };  // e.g. 404: an unknown job, or another tenant's
   });
   if (id !== selectedId) return;  // another job was picked meanwhile
+  if (job.id && job.id !== id) {  // a link with its first characters (#job=<12>): the job is its full id
+    history.replaceState(null, "", `#job=${job.id}`);
+    selectedId = id = job.id;
+    markSelectedRow();  // the list may not be redrawn: it was drawn with this id selected before
+  }
   if (!job.id) {
     $("job-title").textContent = id;
     $("job-error").textContent = job.error.message;
@@ -127,6 +145,10 @@ async function poll() {
   $("forget-token").hidden = openMode || !storedToken.get();
 }
 
+function markSelectedRow() {
+  for (const tr of $("jobs").tBodies[0].rows) tr.classList.toggle("selected", tr.dataset.job === selectedId);
+}
+
 function selectFromHash() {
   selectedId = new URLSearchParams(location.hash.slice(1)).get("job");
   finished = null;
@@ -136,7 +158,7 @@ function selectFromHash() {
     $(part).replaceChildren();  // the previous job's, until this one's arrive
   }
   $("job-error").hidden = true;
-  for (const tr of $("jobs").tBodies[0].rows) tr.classList.toggle("selected", tr.dataset.job === selectedId);
+  markSelectedRow();
   if (!needsToken) drawJob().catch(report);
 }
 

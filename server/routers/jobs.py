@@ -1,5 +1,6 @@
 """Jobs: submitted (admission.py decides), listed, long-polled until they end, the Ascend C
-and IR pyasc generated for them, and a cpu job's modeled timeline as a trace."""
+and IR pyasc generated for them, and a cpu job's modeled timeline as a trace. A job is named by its
+id or by the first characters of it (store/job_ids.py)."""
 from __future__ import annotations
 
 import asyncio
@@ -13,6 +14,7 @@ from ...compiler.errors import Kind
 from ...job_status import TERMINAL, JobStatus
 from ..deps import Service, service, tenant
 from ..store.ended import Waiter
+from ..store.job_ids import resolve
 from ..errors import ApiError
 from ..models import JobList, JobRequest, JobResult
 from ...compiler.settings import ServiceSettings
@@ -24,6 +26,11 @@ def own_job(record: Optional[dict], job_id: str, who: Tenant) -> dict:
     if record is None or record.get("tenant") != who.name:
         raise ApiError(Kind.NOT_FOUND, f"no job {job_id} (unknown, or its result expired)")
     return record
+
+
+async def job_named(job_id: str, who: Tenant = Depends(tenant), svc: Service = Depends(service)) -> str:
+    """The full id of the caller's job that the path's {job_id} names, in full or by its first characters."""
+    return await resolve(svc.job_reader.connection, who.name, job_id)
 
 
 def job_response(record: dict, status: int = 200) -> Response:
@@ -80,7 +87,7 @@ def job_trace(svc: Service, job_id: str, who: Tenant) -> bytes:
     elif target != "cpu":
         why = f"it ran on target '{target}': only the cpu target models a timeline"
     else:
-        why = "it expired"
+        why = "it expired, or was over your max_trace_bytes (then the job's warnings say so)"
     raise ApiError(Kind.NOT_FOUND, f"job {job_id} has no trace: {why}")
 
 
@@ -114,25 +121,25 @@ def router(settings: ServiceSettings) -> APIRouter:
         return job_response(await wait_for_end(svc, record["id"], wait, who) if wait > 0 else record, 202)
 
     @routes.get("/v1/jobs/{job_id}", response_model=JobResult)
-    async def get_job(job_id: str, wait: float = Query(0, **wait_query,
+    async def get_job(job_id: str = Depends(job_named), wait: float = Query(0, **wait_query,
                                                        description="seconds to wait for a terminal state"),
                       who: Tenant = Depends(tenant), svc: Service = Depends(service)):
         return job_response(await wait_for_end(svc, job_id, wait, who))
 
     @routes.get("/v1/jobs/{job_id}/source", response_class=PlainTextResponse)
-    def job_source(job_id: str, who: Tenant = Depends(tenant), svc: Service = Depends(service)):
+    def job_source(job_id: str = Depends(job_named), who: Tenant = Depends(tenant), svc: Service = Depends(service)):
         """The Ascend C that pyasc generated for this job."""
         return job_file(svc, job_id, "source", who)
 
     @routes.get("/v1/jobs/{job_id}/ir", response_class=PlainTextResponse)
-    def job_ir(job_id: str, who: Tenant = Depends(tenant), svc: Service = Depends(service)):
+    def job_ir(job_id: str = Depends(job_named), who: Tenant = Depends(tenant), svc: Service = Depends(service)):
         """The ASC-IR after pyasc's pass pipeline."""
         return job_file(svc, job_id, "ir", who)
 
     @routes.get("/v1/jobs/{job_id}/trace", response_class=Response, responses={200: {
         "content": {"application/json": {}},
         "description": "a Chrome/Perfetto trace event JSON document (ui.perfetto.dev, chrome://tracing)"}})
-    def get_trace(job_id: str, who: Tenant = Depends(tenant), svc: Service = Depends(service)):
+    def get_trace(job_id: str = Depends(job_named), who: Tenant = Depends(tenant), svc: Service = Depends(service)):
         """A finished cpu job's modeled per-pipe timeline (its record's `model` in detail): a process per
         core, a thread per pipe, an "X" event per instruction (ts/dur in µs). 404 when the job has
         none: not finished, failed, not on cpu, or expired with its record."""

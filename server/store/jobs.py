@@ -17,6 +17,7 @@ from ...compiler.errors import Kind
 from ...job_status import TERMINAL, JobStatus, may_move
 from ..metrics import recorder
 from ...compiler.settings import ServiceSettings
+from .account import ACCOUNT_LUA, account_keys
 from .cache import RedisCache
 from .keys import (QUEUED, STARTED, alive_key, done_channel, files_key, final_key, idempotency_key, inputs_key,
                    job_key, spec_key, summary_key, tenant_key, trace_key)
@@ -51,9 +52,12 @@ def _move(record: Dict[str, Any], new: JobStatus, **changes: Any) -> None:
 
 
 # The terminal record and the release of what the job held (its active slot, with the bytes its
-# outputs had reserved; its spec and inline inputs), in one step: a Redis killed between them would
-# otherwise leave a finished job holding its tenant's active slot.
-FINISH_LUA = """
+# outputs had reserved; its live record, spec and inline inputs), in one step: a Redis killed
+# between them would otherwise leave a finished job holding its tenant's active slot. What the
+# ended job keeps for result_ttl_s (its terminal record, summary, trace and frontend key) is
+# charged to its tenant's stored bytes in the same step, as the account's member job:<id> with
+# that expiry (account.py); a job whose tenant is unknown (its record was lost) is charged to none.
+FINISH_LUA = ACCOUNT_LUA + """
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then return 0 end
 if ARGV[4] ~= '' then redis.call('SET', KEYS[7], ARGV[4], 'EX', ARGV[2]) end
 if ARGV[5] ~= '' then redis.call('SET', KEYS[8], ARGV[5], 'EX', ARGV[2]) end
@@ -61,13 +65,21 @@ redis.call('SET', KEYS[9], ARGV[6], 'EX', ARGV[2])
 redis.call('HDEL', KEYS[2], ARGV[3])
 redis.call('SREM', KEYS[3], ARGV[3])
 redis.call('ZREM', KEYS[4], ARGV[3])
-redis.call('DEL', KEYS[5], KEYS[10], KEYS[11])
+redis.call('DEL', KEYS[5], KEYS[10], KEYS[11], KEYS[12])
+if ARGV[8] == '1' then
+  local now, member = tonumber(ARGV[7]), 'job:' .. ARGV[3]
+  release_expired(KEYS[13], KEYS[14], KEYS[15], now)
+  local kept = #ARGV[1] + #ARGV[4] + #ARGV[5] + #ARGV[6]
+  redis.call('ZADD', KEYS[13], now + tonumber(ARGV[2]), member)
+  redis.call('HSET', KEYS[14], member, kept)
+  redis.call('INCRBY', KEYS[15], kept)
+end
 redis.call('PUBLISH', KEYS[6], ARGV[1])
 return 1
 """
 
 
-ADMIT_LUA = """
+ADMIT_LUA = ACCOUNT_LUA + """
 if ARGV[9] ~= '' then
   local earlier = redis.call('GET', KEYS[2])
   if earlier then
@@ -83,7 +95,9 @@ local bytes = tonumber(ARGV[2])
 for _, b in ipairs(active) do bytes = bytes + tonumber(b) end
 if bytes > tonumber(ARGV[4]) then return {'bytes'} end
 -- every tensor of a job may come back as an output, stored as the tenant's: its bytes are reserved
--- against the tenant's stored bytes from admission to the job's end, with its blobs
+-- against the tenant's stored bytes from admission to the job's end, with its blobs and its ended
+-- jobs' records (those expired released first)
+release_expired(KEYS[10], KEYS[11], KEYS[8], tonumber(ARGV[8]))
 local stored = tonumber(redis.call('GET', KEYS[8]) or '0')
 if stored + bytes > tonumber(ARGV[14]) then return {'stored', tostring(stored + bytes - tonumber(ARGV[2]))} end
 redis.call('SET', KEYS[3], ARGV[5], 'EX', ARGV[7])
@@ -92,7 +106,12 @@ redis.call('SET', KEYS[9], ARGV[15], 'EX', ARGV[7])
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[5], ARGV[8], ARGV[1])
 redis.call('ZADD', KEYS[6], ARGV[8], ARGV[1])
+-- the tenant's job ids by creation time, and the same ids in lexical order (job_ids.py finds a
+-- short id's job there): the expired leave both
+local expired = redis.call('ZRANGEBYSCORE', KEYS[6], 0, ARGV[8] - ARGV[7])
+for i = 1, #expired, 1000 do redis.call('ZREM', KEYS[12], unpack(expired, i, math.min(i + 999, #expired))) end
 redis.call('ZREMRANGEBYSCORE', KEYS[6], 0, ARGV[8] - ARGV[7])
+redis.call('ZADD', KEYS[12], 0, ARGV[1])
 if ARGV[9] ~= '' then redis.call('SET', KEYS[2], ARGV[9], 'EX', ARGV[7]) end
 if #ARGV > 15 then
   redis.call('HSET', KEYS[7], unpack(ARGV, 16))
@@ -105,9 +124,10 @@ return {'admitted'}
 class JobStore:
     """Synchronous access for workers and the server's blocking routes."""
 
-    def __init__(self, connection: redis.Redis, settings: ServiceSettings):
+    def __init__(self, connection: redis.Redis, settings: ServiceSettings, cache: Optional[redis.Redis] = None):
         self.connection = connection
         self.settings = settings
+        self.cache = RedisCache(cache or connection, 0)  # the cache Redis (connect.py): a job's generated files
         self._finish = connection.register_script(FINISH_LUA)
         self._admit = connection.register_script(ADMIT_LUA)
 
@@ -127,7 +147,7 @@ class JobStore:
         keys = [tenant_key(tenant, "active"),
                 idempotency_key(tenant, key) if key else tenant_key(tenant, "no-idempotency-key"), spec_key(job_id),
                 job_key(job_id), QUEUED, tenant_key(tenant, "jobs"), inputs_key(job_id), tenant_key(tenant, "stored"),
-                summary_key(job_id)]
+                summary_key(job_id), *account_keys(tenant)[:2], tenant_key(tenant, "job-ids")]
         args = [job_id, in_flight_bytes, limits.max_active_jobs,
                 limits.max_bytes_in_flight, json.dumps(spec), json.dumps(record), ttl, record["created_at"],
                 f"{job_id} {digest}" if key else "", digest, job_key(""), final_key(""),
@@ -195,22 +215,24 @@ class JobStore:
 
     def finish(self, job_id: str, status: JobStatus, changes: Dict[str, Any],
                record: Optional[Dict[str, Any]] = None, frontend_key: Optional[str] = None,
-               trace: Optional[str] = None) -> Optional[JobStatus]:
+               trace: Optional[bytes] = None) -> Optional[JobStatus]:
         """End the job in terminal state `status`, with `changes` (its outcome), unless it already
         has one; tell waiters. Returns `status` if this call won, else None. `record`: the job's
         record as its worker holds it (saves reading it); `frontend_key`: the frontend cache entry
-        of its Ascend C and IR, stored with the outcome (files:<id>); `trace`: its modeled timeline
-        (trace:<id>), likewise stored only if this call won."""
+        of its Ascend C and IR, stored with the outcome (files:<id>); `trace`: its modeled timeline,
+        zlib-compressed (trace:<id>), likewise stored only if this call won. What stays is charged
+        to the job's tenant (FINISH_LUA)."""
         record = dict(record or self.get(job_id) or {"id": job_id})
         if record.get("status") in TERMINAL:
             return None
-        _move(record, status, **changes, ended_at=time.time())
-        active = tenant_key(record.get("tenant", ""), "active")  # no tenant: a hash that never exists
-        won = self._finish(keys=[final_key(job_id), active, STARTED, QUEUED, alive_key(job_id), done_channel(job_id),
-                                 files_key(job_id), trace_key(job_id), summary_key(job_id), spec_key(job_id),
-                                 inputs_key(job_id)],
+        ended_at = time.time()
+        _move(record, status, **changes, ended_at=ended_at)
+        tenant = record.get("tenant", "")  # none: keys that never exist, and nobody charged
+        won = self._finish(keys=[final_key(job_id), tenant_key(tenant, "active"), STARTED, QUEUED, alive_key(job_id),
+                                 done_channel(job_id), files_key(job_id), trace_key(job_id), summary_key(job_id),
+                                 spec_key(job_id), inputs_key(job_id), job_key(job_id), *account_keys(tenant)],
                            args=[json.dumps(record), self.settings.result_ttl_s, job_id, frontend_key or "",
-                                 zlib.compress(trace.encode()) if trace else "", summarize(record)])
+                                 trace or "", summarize(record), ended_at, int(bool(tenant))])
         if not won:
             return None
         recorder.job_ended(self.connection, record)
@@ -225,13 +247,13 @@ class JobStore:
                            frontend_key)
 
     def trace(self, job_id: str) -> Optional[bytes]:
-        """The job's trace (JSON text), if it has one that has not expired."""
+        """The job's trace (JSON text), if it has one that has not expired (and was kept: max_trace_bytes)."""
         stored = self.connection.get(trace_key(job_id))
         return None if stored is None else zlib.decompress(stored)
 
     def frontend_entry(self, job_id: str) -> Optional[Dict[str, Any]]:
         key = self.connection.get(files_key(job_id))
-        entry = None if key is None else RedisCache(self.connection, 0).get(key.decode())
+        entry = None if key is None else self.cache.get(key.decode())
         return None if entry is None else json.loads(entry)
 
 

@@ -4,9 +4,10 @@ Keys (all under "ascrun:"):
   blob:<tenant>:<sha256>   a blob's size in bytes, TTL blob_ttl_s; each tenant sees only its own
   chunk:<tenant>:<sha256>:<i>  its bytes, blobs.BLOB_CHUNK_BYTES a key (Redis strings stop at 512 MB)
   upload:<id>:<i>          the chunks of an upload under way (renamed to chunk:... once complete)
-  tenant:<t>:blobs         sorted set blob digest -> expiry time, and tenant:<t>:blob-bytes (hash
-                           digest -> size) and tenant:<t>:stored (their sum): what max_stored_bytes caps
-  job:<id>                 JSON record of a job that is queued or started
+  tenant:<t>:blobs         sorted set blob digest (or job:<id>, what an ended job keeps) -> expiry
+                           time, and tenant:<t>:blob-bytes (hash member -> size) and
+                           tenant:<t>:stored (their sum): what max_stored_bytes caps (account.py)
+  job:<id>                 JSON record of a job that is queued or started (deleted when it ends)
   spec:<id>                JSON launch spec (tenant, bundle, args, core_num, target, bounds, hazards,
                            timeout)
   inputs:<id>              hash: the bytes of the job's inline tensors (an arg's "input" names its
@@ -16,13 +17,17 @@ Keys (all under "ascrun:"):
                            rewritten with job:<id> or final:<id>, as long-lived: what lists read
   files:<id>               the frontend-<key> holding the job's generated Ascend C and ASC-IR
   trace:<id>               a finished cpu job's modeled timeline as a Perfetto trace (JSON text, up to
-                           a few MiB, zlib-compressed about tenfold: apart from the record); written
-                           with final:<id>, as long-lived
+                           a few MiB, zlib-compressed about tenfold: apart from the record; not kept
+                           past the tenant's max_trace_bytes); written with final:<id>, as long-lived
   alive:<id>               the running job's heartbeat (short TTL, refreshed by its work horse)
   queued                   sorted set job id -> creation time, until a worker starts the job
   started                  set of job ids that are started and not yet ended (for the reaper)
   tenant:<t>:jobs          sorted set of the tenant's job ids by creation time
+  tenant:<t>:job-ids       the same ids, all of score 0: in lexical order, where a short id's job is found
   tenant:<t>:active        hash job id -> tensor bytes of the tenant's queued + running jobs
+  tenant:<t>:uploads, tenant:<t>:downloads  sorted sets lease id -> expiry: the tenant's blob
+                           transfers through the API (transfers.py); an upload's declared size is
+                           the member upload:<lease id> of its account until it commits or ends
   tenant:<t>:rate:<minute> job submissions in that minute, accepted or refused (edge.py)
   idem:<t>:<key>           "<job id> <request digest>" of a submission's Idempotency-Key
   queues:<stage>:<target>:<soc>  set of the queue names of the stage (build, run), target and SOC
@@ -31,7 +36,7 @@ Keys (all under "ascrun:"):
   workers:<stage>:<target>[:<soc>]  sorted set worker name -> time of its last heartbeat (live:
                            within settings.worker_ttl_s), of the workers serving that stage
   worker:<name>            what a live worker serves: target -> capabilities (socs, cores, versions)
-  frontend-<key>, artifact-<key>   the pipeline caches, shared by every worker
+  frontend-<key>, artifact-<key>   the pipeline caches, shared by every worker: in the cache Redis (connect.py)
   metrics                  hash: the pool's counters and histograms (metrics/recorder.py), kept until
                            Redis is emptied
 Channel done:<id> carries a job's terminal record when it reaches it.

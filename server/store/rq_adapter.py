@@ -130,6 +130,15 @@ def subscribe_commands(worker, poll_s: float) -> None:
                                                        exception_handler=worker._pubsub_exception_handler)
 
 
+def stop_commands(worker) -> None:
+    """Tell the thread subscribe_commands started to stop (within its poll, closing its connection),
+    without a round trip to Redis, which may be away: RQ's teardown unsubscribes only once it has
+    deregistered the worker, which needs Redis."""
+    if worker.pubsub_thread:
+        worker.pubsub_thread.stop()
+        worker.pubsub_thread = None
+
+
 def since_heartbeat(worker) -> Optional[float]:
     """Seconds since RQ `worker` last wrote its heartbeat (RQ keeps it as an aware UTC datetime,
     from rq.utils.now); None before the first."""

@@ -2,17 +2,18 @@
 
 fetch inputs -> frontend (memo in Redis; jailed zygote on a miss) -> build (artifact in Redis;
 fresh build jail on a miss) -> run (the tenant's run jail) -> outputs. No tenant code runs in
-this process: it holds Redis, computes the cache keys and stores what the jails answer.
+this process: it holds Redis, computes the cache keys and stores what the jails answer. Tensors
+stream between Redis and the run jail (tensors.py): this process never holds one whole, and its
+own memory is bounded (ASCRUN_BROKER_MEMORY_BYTES, worker.py): a job past it fails with `limit`.
 """
 from __future__ import annotations
 
-import base64
+import errno
 import functools
-import hashlib
-import mmap
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence
+import zlib
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import redis
@@ -26,13 +27,18 @@ from ...compiler.sandbox.frontend import JailedFrontend
 from ...compiler.sandbox.jail import Deadline
 from ...job_status import JobStatus
 from ...compiler.settings import ServiceSettings
-from ..store import rq_adapter
+from ..store import connect, rq_adapter
 from ..store.blobs import BlobStore
 from ..store.cache import RedisCache
-from ..store.jobs import INLINE_BYTES, JobStore
+from ..store.jobs import JobStore
 from ..store.pool import PoolView
 from ..store.queues import STAGES
+from . import tensors as sources
+from .tensors import JobTensor
 
+REDIS_FULL = ("the service's Redis is full (maxmemory reached): what this job had to store was refused; "
+              "submit again later")
+FULL_RETRIES_S = (0.1, 0.2, 0.4, 0.8)  # a refused write's buffer is freed within Redis's 0.1 s cron
 LOCAL_CACHE_BYTES = 256 << 20  # a worker's in-memory share of the compile caches
 BENCHMARK_SHARE = 0.8  # of the job's time left at the run: a benchmark's budget at most (outputs still go out)
 
@@ -104,9 +110,9 @@ def _pool(connection: redis.Redis) -> PoolView:
 
 
 @functools.lru_cache(maxsize=None)
-def _caches(connection: redis.Redis, ttl_s: int) -> MemoryCache:
-    """The pipeline's caches: this worker's recent entries in memory, over the pool's in Redis."""
-    return MemoryCache(RedisCache(connection, ttl_s), LOCAL_CACHE_BYTES)
+def _caches(ttl_s: int) -> MemoryCache:
+    """The pipeline's caches: this worker's recent entries in memory, over the pool's in the cache Redis."""
+    return MemoryCache(RedisCache(connect.cache(SETTINGS), ttl_s), LOCAL_CACHE_BYTES)
 
 
 def _arg_specs(bundle: KernelBundle, args: List[Dict[str, Any]]) -> List[ArgSpec]:
@@ -116,35 +122,31 @@ def _arg_specs(bundle: KernelBundle, args: List[Dict[str, Any]]) -> List[ArgSpec
             else ArgSpec(arg["kind"], arg["dtype"], arg["value"]) for arg in args]
 
 
-def _values(blobs: BlobStore, bundle: KernelBundle, spec: Dict[str, Any]) -> Dict[str, Any]:
-    """The launch's arguments by parameter name: tensors as writable arrays (the kernel's buffers)."""
-    values: Dict[str, Any] = {}
+def _values(connection: redis.Redis, blobs: BlobStore, bundle: KernelBundle,
+            spec: Dict[str, Any]) -> Tuple[Dict[str, Any], Dict[str, JobTensor]]:
+    """The launch's arguments by parameter name, and its tensors among them: JobTensors, each read
+    from its source as it is sent (an anonymous blob's zeros are never held at all)."""
+    tenant, values, tensors = spec["tenant"], {}, {}
+    uploaded = [arg["blob"] for arg in spec["args"] if arg["kind"] == "tensor" and "blob" in arg]
+    sizes = dict(zip(uploaded, blobs.sizes(tenant, uploaded)))
     for name, arg in zip(param_names(bundle), spec["args"]):
         if arg["kind"] != "tensor":
             values[name] = arg["value"]
             continue
-        if arg.get("zeros"):  # an anonymous mapping: zero pages, not gigabytes zero-filled under the GIL
-            nbytes = int(np.prod(arg["shape"])) * np.dtype(arg["dtype"]).itemsize
-            data = memoryview(mmap.mmap(-1, nbytes)) if nbytes else bytearray()
+        nbytes = int(np.prod(arg["shape"], dtype=np.int64)) * np.dtype(arg["dtype"]).itemsize
+        if arg.get("zeros"):
+            pieces = sources.zeros(nbytes)
         elif "input" in arg:  # inline in the submission
             data = spec["inputs"].get(arg["input"])
-            data = None if data is None else bytearray(data)
+            if data is None:
+                raise sources.expired(name)
+            pieces = sources.inline(data)
         else:
-            data = blobs.get(spec["tenant"], arg["blob"])
-        if data is None:
-            raise KernelError(f"the input of '{name}' expired before the job ran: submit again", kind=Kind.BAD_REQUEST)
-        values[name] = np.frombuffer(data, dtype=arg["dtype"]).reshape(arg["shape"])
-    return values
-
-
-def _output(blobs: BlobStore, tenant: str, array: np.ndarray) -> Dict[str, Any]:
-    data = memoryview(np.ascontiguousarray(array)).cast("B")  # no copy of a 1 GiB output
-    described = {"dtype": array.dtype.name, "shape": list(array.shape)}
-    if len(data) <= INLINE_BYTES:
-        return {"data": base64.b64encode(data).decode(), **described}
-    digest = hashlib.sha256(data).hexdigest()
-    blobs.put(tenant, digest, data)
-    return {"blob": digest, **described}
+            if sizes[arg["blob"]] != nbytes:
+                raise sources.expired(name)
+            pieces = sources.blob(connection, tenant, arg["blob"], nbytes, name)
+        tensors[name] = values[name] = JobTensor(name, arg["dtype"], arg["shape"], pieces, connection, SETTINGS)
+    return values, tensors
 
 
 def _start_heartbeat(store: JobStore, job_id: str) -> threading.Event:
@@ -174,6 +176,18 @@ def kept_log(log: str, spec: Dict[str, Any]) -> str:
             + f"\n[ascrun: {len(data) - cap} more bytes of log dropped: the record keeps {cap} (max_log_bytes)]\n")
 
 
+def kept_trace(trace: Optional[str], spec: Dict[str, Any]) -> Tuple[Optional[bytes], List[str]]:
+    """What the job keeps of its modeled timeline: the trace zlib-compressed (about tenfold), unless
+    that passes the tenant's max_trace_bytes; then none, and a warning line saying so."""
+    if not trace:
+        return None, []
+    kept = zlib.compress(trace.encode())
+    cap = spec.get("max_trace_bytes")  # an older API's spec has none
+    if cap is None or len(kept) <= cap:
+        return kept, []
+    return None, [f"ascrun: the trace was not kept: {len(kept)} bytes compressed, over {cap} (max_trace_bytes)"]
+
+
 def run_job(job_id: str, stage: Optional[str] = None) -> Optional[JobStatus]:
     """Entry point named in the queue (JOB_FUNCTION): the job as submitted, or (`stage`) handed on
     by a worker that serves only the other stage. Returns the job's state after this run (RQ keeps
@@ -182,7 +196,12 @@ def run_job(job_id: str, stage: Optional[str] = None) -> Optional[JobStatus]:
     connection, worker = rq_adapter.current_job()
     store = _store(connection)
     settings = store.settings
-    record, spec = store.start(job_id, worker=worker)
+    try:
+        record, spec = store.start(job_id, worker=worker)
+    except redis.ResponseError as e:
+        if not connect.out_of_memory(e):
+            raise
+        return _fail_when_full(lambda kind, message: store.fail(job_id, kind, message))
     if record.get("status") != JobStatus.STARTED:
         return None  # already ended: run nothing
     if spec is None:
@@ -196,8 +215,11 @@ def run_job(job_id: str, stage: Optional[str] = None) -> Optional[JobStatus]:
     timings["queue"] = timings.get("queue", 0.0) + max(
         0.0, record["started_at"] - record.get("queued_at", record["created_at"]))
     frontend: List[str] = []  # the frontend cache key once known: where the job's Ascend C and IR are
+    tensors: Dict[str, JobTensor] = {}  # its outputs: deleted from Redis unless the job finishes
 
     def fail(kind: str, message: str, **report) -> Optional[JobStatus]:
+        for tensor in tensors.values():  # first: once the job has ended, none of its outputs is left
+            tensor.discard()
         return store.fail(job_id, kind, message, record, frontend[0] if frontend else None, **report)
 
     served = SERVING[spec["target"]]
@@ -208,14 +230,15 @@ def run_job(job_id: str, stage: Optional[str] = None) -> Optional[JobStatus]:
         options = spec["options"]
         caches = spec.get("caches", tenant)  # an older API's spec has none: the tenant's own
         target = served.for_job(tenant, deadline)
-        cache = _caches(connection, settings.artifact_ttl_s)
+        cache = _caches(settings.artifact_ttl_s)
         if "build" in served.stages:
             built = pipeline.build(bundle, specs, target, frontend_cache=cache, artifact_cache=cache,
-                                   options=options, on_frontend=frontend.append, caches=caches)
+                                   options=options, on_frontend=frontend.append, caches=caches, soc=record.get("soc"))
             stages["build"] = {"worker": worker, "seconds": time.perf_counter() - start}
         else:
-            frontend.append(pipeline.frontend_key(bundle, specs, options, caches))
-            built = pipeline.from_caches(bundle, specs, target.toolchain.id, cache, cache, options, caches)
+            frontend.append(pipeline.frontend_key(bundle, specs, options, caches, record.get("soc")))
+            built = pipeline.from_caches(bundle, specs, target.toolchain.id, cache, cache, options, caches,
+                                         record.get("soc"))
             if built is None:
                 return _hand_to_build(store, _pool(connection), record, stage, target.toolchain.id, timeout_s, fail)
         for name, seconds in built.timings.items():
@@ -225,33 +248,84 @@ def run_job(job_id: str, stage: Optional[str] = None) -> Optional[JobStatus]:
             store.hand_off(job_id, record, "run", timeout_s)
             return JobStatus.QUEUED
         start = time.perf_counter()
-        blobs = _blobs(connection)
-        values = _values(blobs, bundle, spec)
+        values, tensors = _values(connection, _blobs(connection), bundle, spec)
+        if not target.runner.streams_tensors:  # it takes arrays (CANN's device process)
+            values.update({name: tensor.array() for name, tensor in tensors.items()})
         launch = functools.partial(pipeline.run, built, target, spec["core_num"], values, bounds=spec["bounds"],
                                    hazards=spec.get("hazards", "warn"))  # an older API's spec has none
         measured = None
         if spec.get("benchmark") is None:
             ran = launch()
         else:  # repeats in this job, the artifact loaded once; the budget within what is left of the timeout
+            # (streamed tensors are sent from their sources at each launch: no arrays to restore)
             measured = benchmark.measure(launch, {n: v for n, v in values.items() if isinstance(v, np.ndarray)},
                                          benchmark.Policy.from_json(spec["benchmark"]),
                                          budget_cap=BENCHMARK_SHARE * deadline.left())
             ran = measured.last
-        outputs = {name: _output(blobs, tenant, values[name]) for name in ran.written}
+            _check_repeat(ran, tensors, len(measured.samples))
+        for name in ran.written:
+            if isinstance(values[name], np.ndarray):
+                tensors[name].received(values[name])
+        outputs = {name: tensors[name].commit(tenant) for name in ran.written}
         stages["run"] = {"worker": worker, "seconds": time.perf_counter() - start}
         timings.update(run=ran.seconds, **ran.timings, total=sum(s["seconds"] for s in stages.values()))
+        trace, trace_warnings = kept_trace(ran.trace, spec)
         ended = store.finish(job_id, JobStatus.FINISHED, {
             "outputs": outputs, "timings": timings, "cache": dict(built.cache, **record.get("cache", {})),
-            "ir_hash": built.frontend.ir_hash, "log": kept_log(ran.log, spec), "warnings": ran.warnings, "error": None,
+            "ir_hash": built.frontend.ir_hash, "log": kept_log(ran.log, spec),
+            "warnings": ran.warnings + trace_warnings, "error": None,
             "model": ran.model, **({"benchmark": measured.to_json()} if measured else {})},
-            record, frontend[0], trace=ran.trace)
+            record, frontend[0], trace=trace)
     except KernelError as e:
         ended = fail(e.kind, str(e), log=kept_log(e.log, spec), warnings=e.warnings)
-    except Exception as e:  # a bug of ours, not the kernel's: say so rather than hide it
-        ended = fail(Kind.RUNTIME_ERROR, f"internal error in the worker: {e.__class__.__name__}: {e}")
+    except redis.RedisError as e:
+        ended = _redis_failed(e, fail)
+    except Exception as e:
+        if isinstance(e, MemoryError) or getattr(e, "errno", None) == errno.ENOMEM:  # an allocation or a mapping
+            ended = fail(Kind.LIMIT, f"the job needed more memory than the worker's limit of "
+                                     f"{settings.broker_memory_bytes} bytes (ASCRUN_BROKER_MEMORY_BYTES)")
+        else:  # a bug of ours, not the kernel's: say so rather than hide it
+            ended = fail(Kind.RUNTIME_ERROR, f"internal error in the worker: {e.__class__.__name__}: {e}")
     finally:
         done.set()
+        for tensor in tensors.values():  # if even the failure could not be recorded (a committed output stays)
+            tensor.discard()
     return ended
+
+
+def _check_repeat(ran, tensors: Dict[str, JobTensor], repeats: int) -> None:
+    """A benchmark's last repeat wrote what its first run wrote, bit for bit (the first run's
+    outputs are the job's; a repeat's are only hashed)."""
+    for name in ran.written:
+        if tensors[name].repeat_differs():
+            raise KernelError(f"benchmark: output '{name}' of the last repeat (#{repeats}) differs from the first "
+                              "run's: the kernel is nondeterministic or races", kind="runtime_error",
+                              log=ran.log, warnings=ran.warnings)
+
+
+def _redis_failed(error: redis.RedisError, fail: Callable[..., Optional[JobStatus]]) -> Optional[JobStatus]:
+    """End the job whose own Redis command failed. Should Redis still be away, the error goes up
+    to the worker's loop, which waits for Redis, and the reaper ends the job."""
+    if connect.out_of_memory(error):
+        return _fail_when_full(fail)
+    if isinstance(error, (redis.ConnectionError, redis.TimeoutError)):
+        return fail(Kind.UNAVAILABLE, f"the worker lost the service's Redis while running this job ({error}): "
+                                      "submit again")
+    return fail(Kind.RUNTIME_ERROR, f"internal error in the worker: {error.__class__.__name__}: {error}")
+
+
+def _fail_when_full(fail: Callable[..., Optional[JobStatus]]) -> Optional[JobStatus]:
+    """Fail the job as `limit`, the state Redis being full: its small failure record may be refused
+    too for a moment after a big write was (a few tries); if Redis stays full, the error goes up to
+    the worker's loop, which waits for room, and the reaper ends the job then."""
+    for delay in FULL_RETRIES_S:
+        try:
+            return fail(Kind.LIMIT, REDIS_FULL)
+        except redis.ResponseError as e:
+            if not connect.out_of_memory(e):
+                raise
+            time.sleep(delay)
+    return fail(Kind.LIMIT, REDIS_FULL)
 
 
 def _hand_to_build(store: JobStore, pool: PoolView, record: Dict[str, Any], stage: Optional[str], toolchain_id: str,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import resource
 import socket
 import threading
 import time
@@ -19,14 +20,15 @@ import redis
 from rq.worker import RoundRobinWorker, WorkerStatus
 
 from ...compiler.settings import ServiceSettings
-from ..store import rq_adapter
+from ..store import connect, rq_adapter
 from ..store.pool import worker_beat, worker_gone
 from ..store.queues import STAGES, QueuePlace, place_of, queue_name, served_queues
 from ..store.share import Shares
 from . import job
 
+log = logging.getLogger("ascrun.worker")
 
-REDIS_RETRY_MAX_S = 5.0
+REDIS_RETRY_MIN_S, REDIS_RETRY_MAX_S = 0.25, 5.0  # backoff while Redis is away, stalled or full
 BOOKKEEPING_S = 1.0  # RQ's worker heartbeat and suspension check, at most this often
 COMMANDS_POLL_S = 1.0  # RQ's command channel thread wakes this often (RQ: 60 s), so the worker stops within it
 
@@ -43,6 +45,7 @@ class AscrunWorker(RoundRobinWorker):
 
     def __init__(self, served: Dict[str, Dict], settings: ServiceSettings, *args, **kwargs):
         self.served = served  # target -> its capabilities, "socs" among them
+        self._socket_timeout = kwargs["connection"].connection_pool.connection_kwargs.get("socket_timeout")
         self.queue_refresh_s = settings.queue_refresh_s
         self.shares = Shares(kwargs["connection"], settings.job_heartbeat_ttl_s, settings.job_heartbeat_s)
         self._places: Dict[str, QueuePlace] = {}
@@ -68,6 +71,14 @@ class AscrunWorker(RoundRobinWorker):
         others = [q for q in self.turns if self.place(q).tenant != tenant]
         own = [q for q in self.turns if self.place(q).tenant == tenant and q.name != reference_queue.name]
         self.turns = others + own + [q for q in self.turns if q.name == reference_queue.name]
+
+    @property
+    def connection_timeout(self) -> float:
+        """RQ raises its connection's socket timeout to this, by default 415 s for its 405 s BLPOPs:
+        this worker's BLPOPs wait queue_refresh_s at most, which its connection allows for
+        (connect.state), so a stalled Redis fails a command within ASCRUN_REDIS_TIMEOUT of that. A
+        connection made without a timeout (not by connect.state) keeps RQ's."""
+        return self._socket_timeout or super().connection_timeout
 
     def heartbeat(self, timeout=None, pipeline=None):
         """RQ beats before and after each job, two round trips each time: on the cached path that
@@ -131,6 +142,12 @@ class AscrunWorker(RoundRobinWorker):
         RQ's commands, but an operator's `rq` may: the channel is still served."""
         rq_adapter.subscribe_commands(self, COMMANDS_POLL_S)
 
+    def teardown(self):
+        """RQ's, its command channel's thread stopped first: a worker that starts over because Redis
+        is away, stalled or full (and refuses the deregistration) leaves no thread behind."""
+        rq_adapter.stop_commands(self)
+        super().teardown()
+
     def request_stop(self, signum, frame):
         self.stop_requested = True
         super().request_stop(signum, frame)
@@ -166,13 +183,19 @@ class AscrunWorker(RoundRobinWorker):
             rq_adapter.put_back(self.connection, queue.name, job.id)  # another worker took the last slot first
 
 
-def _wait_for_redis(connection: redis.Redis) -> None:
-    delay = 0.5
+def _start_over(worker: "AscrunWorker | None", connection: redis.Redis) -> None:
+    """Once Redis answers again and takes writes (it may be away, stalled or full: backing off up
+    to REDIS_RETRY_MAX_S), deregister the RQ worker whose loop gave up, so that the next one can
+    register under the same name."""
+    delay = REDIS_RETRY_MIN_S
     while True:
         try:
             connection.ping()
+            if worker is not None:
+                worker.register_death()
             return
-        except redis.ConnectionError:
+        except redis.RedisError as e:
+            log.warning("Redis: %s; trying again in %.2f s", e, delay)
             time.sleep(delay)
             delay = min(delay * 2, REDIS_RETRY_MAX_S)
 
@@ -185,32 +208,46 @@ def capabilities(target: "job.JailedTarget", socs: Sequence[str]) -> Dict:
     return dict(said, socs=sorted(said.get("socs") or set(socs)), stages=list(target.stages))
 
 
+def limit_broker_memory(settings: ServiceSettings) -> None:
+    """The broker's own memory, whatever its jobs ask: RLIMIT_DATA (heap and private mappings) at
+    ASCRUN_BROKER_MEMORY_BYTES, a soft limit, which each jail lifts in its first process
+    (jail.lift_broker_limits: a jail has its stage's limits). An allocation past it fails (a
+    MemoryError): the job fails with `limit`, the worker goes on."""
+    if settings.broker_memory_bytes > 0:
+        _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        wanted = settings.broker_memory_bytes
+        soft = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
+
+
 def serve(targets: Sequence[str], settings: ServiceSettings, burst: bool = False, name: str | None = None,
           socs: Sequence[str] = (), stages: Sequence[str] = STAGES) -> None:
+    limit_broker_memory(settings)
     jailed = job.serve_targets(targets, settings, stages, socs)
     for target in jailed:
         target.start()
     served = {target.name: capabilities(target, socs) for target in jailed}
-    connection = redis.Redis.from_url(settings.redis_url)
+    connection = connect.state(settings, blocking_s=settings.queue_refresh_s)  # its BLPOPs wait that long
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     name = name or f"ascrun-{socket.gethostname()}-{os.getpid()}"
-    stop_beating = _start_heartbeat(redis.Redis.from_url(settings.redis_url), served, name, settings)
-    logging.getLogger("ascrun.worker").info("worker %s serves %s", name, json.dumps(served))
+    stop_beating = _start_heartbeat(connect.state(settings), served, name, settings)
+    log.info("worker %s serves %s", name, json.dumps(served))
     try:
+        worker = None
         while True:
-            worker = AscrunWorker(served, settings, connection=connection, serializer=rq_adapter.SERIALIZER, name=name)
             try:
+                worker = AscrunWorker(served, settings, connection=connection, serializer=rq_adapter.SERIALIZER,
+                                      name=name)
                 # RQ's INFO is three lines a job; the API's records tell what each job did
                 worker.work(burst=burst, with_scheduler=False, logging_level="WARNING")
-            except redis.ConnectionError:
-                pass  # RQ's teardown could not deregister the worker: Redis is down, see below
-            if burst or worker.stop_requested:
+            except redis.RedisError as e:  # outside RQ's loop (its start, its teardown): Redis away, stalled or full
+                log.warning("worker %s: Redis: %s", name, e)
+            if burst or (worker is not None and worker.stop_requested):
                 return
-            # RQ quit on an error (e.g. Redis restarted under a running job): start over once Redis is back,
-            # under the same name, so the old registration goes first.
-            _wait_for_redis(connection)
-            worker.register_death()
+            # RQ quit on an error (Redis restarted, stalled past ASCRUN_REDIS_TIMEOUT or full under a job):
+            # never exit for it; start over once Redis is back. A job it held is ended by the reaper.
+            _start_over(worker, connection)
     finally:
         stop_beating()
         for target in jailed:

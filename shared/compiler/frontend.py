@@ -1,7 +1,8 @@
-"""Frontend: bundle + argument specs -> ASC-IR, Ascend C source, kernel arguments, IR hash.
+"""Frontend: bundle + argument specs + SOC -> ASC-IR, Ascend C source, kernel arguments, IR hash.
 
-This is pyasc's own front half (codegen, pass pipeline, Ascend C translation), run without
-CANN: nothing here needs bisheng or a device.
+This is pyasc's own Compiler flow (codegen, then Compiler.run: whatever hooks the installed pyasc
+runs around its pass pipeline, and the Ascend C translation), stopped before bisheng: nothing
+here needs CANN or a device. pyasc 1.1.1 and its nightly (distribution pyasc-dev) both work.
 """
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ from .gate import define
 from .errors import BundleRejected, CompileError, KernelError
 
 SCALAR_TYPES = ("int", "float", "bool")
+# The SOC a launch that names none compiles for: pyasc's own default (asc.lib.runtime's state
+# before a set_platform).
+DEFAULT_SOC = "Ascend910B1"
 # A compile error's message carries what the kernel computed (`assert False, text`): bounded,
 # as it is stored with the job.
 MAX_MESSAGE_CHARS = 4000
@@ -100,8 +104,10 @@ def _entry(bundle: KernelBundle) -> ast.FunctionDef:
 
 @functools.lru_cache(maxsize=None)
 def pyasc_version() -> str:
-    from importlib.metadata import version
-    return version("pyasc")
+    """The version of whichever distribution provides the `asc` package: pyasc, or the nightly's
+    pyasc-dev."""
+    from importlib.metadata import packages_distributions, version
+    return version(min(packages_distributions().get("asc", ["pyasc"])))
 
 
 def constexpr_params(bundle: KernelBundle) -> List[str]:
@@ -144,10 +150,11 @@ def specialization(bundle: KernelBundle, args: Sequence[ArgSpec]) -> Dict[str, A
 RESULT_FORMAT = 2  # of FrontendResult's JSON: 2 added kernel_type (a cached result of format 1 lacks it)
 
 
-def memo_key(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any]) -> str:
-    """Cache key of a frontend run: same bundle, specialization, options and pyasc -> same result."""
+def memo_key(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any], soc: str | None = None) -> str:
+    """Cache key of a frontend run: same bundle, specialization, options, SOC and pyasc -> same
+    result (the SOC's arch changes the generated code)."""
     payload = {"bundle": bundle.digest, "spec": specialization(bundle, args), "options": options,
-               "pyasc": pyasc_version(), "result": RESULT_FORMAT}
+               "soc": soc or DEFAULT_SOC, "pyasc": pyasc_version(), "result": RESULT_FORMAT}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -257,8 +264,70 @@ def ir_hash(module: Any) -> str:
 # ---------------------------------------------------------------------------------------------
 # Running pyasc
 
-# pyasc keeps its IR builder in module-level state: one codegen at a time per process.
+# pyasc keeps its IR builder and its SOC in module-level state: one compile at a time per process.
 _PYASC_LOCK = threading.Lock()
+
+
+def known_socs() -> List[str]:
+    """The SOCs the installed pyasc compiles for (its Platform enum)."""
+    from asc.runtime.config import Platform
+    return [p.value for p in Platform]
+
+
+def _platform(soc: str | None) -> Any:
+    """pyasc's Platform named `soc` (DEFAULT_SOC for none); bad_request if the installed pyasc has none."""
+    from asc.runtime.config import Platform
+    if (soc or DEFAULT_SOC) not in known_socs():
+        raise KernelError(f"unknown SOC {soc!r}: pyasc {pyasc_version()} compiles for {', '.join(known_socs())}",
+                          kind="bad_request")
+    return Platform(soc or DEFAULT_SOC)
+
+
+@contextlib.contextmanager
+def _soc_version(platform: Any) -> Iterator[None]:
+    """pyasc's SOC (what its codegen and Compiler read) set to `platform` meanwhile, then back."""
+    from asc.lib import runtime as rt
+    before = rt.get_soc_version()
+    rt.set_soc_version(platform)
+    try:
+        yield
+    finally:
+        rt.set_soc_version(before)
+
+
+@contextlib.contextmanager
+def _executables_found() -> Iterator[None]:
+    """pyasc's Compiler constructor looks for bisheng and ld.lld, which this half never runs:
+    "true" stands for both meanwhile."""
+    saved = {name: os.environ.get(name) for name in ("PYASC_COMPILER", "PYASC_LINKER")}
+    os.environ.update(dict.fromkeys(saved, "true"))
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@functools.lru_cache(maxsize=None)
+def _source_compiler(compiler: type) -> type:
+    """pyasc's Compiler class `compiler` (the kernel's JITFunction names it) stopped where it would
+    call bisheng: its `run` answers (Ascend C source, kernel argument attributes). Everything
+    before, hooks included, is the installed pyasc's own."""
+    class SourceCompiler(compiler):
+        def __init__(self, options: Any) -> None:
+            with _executables_found():
+                super().__init__(options)
+
+        def run_compilation(self, source: str, kernel_args: Any = None, **_: Any) -> Tuple[str, Any]:
+            return source, kernel_args
+
+        def _gen_init_dump_code(self, source: str, func_name: str) -> str:
+            return source  # the dump buffer is a device's: the cpu runner's printf needs none
+
+    return SourceCompiler
 
 
 def _mock_arg(asc_jit, dtype_cls, namespace: Dict[str, Any], defs: structs.Definitions, arg: ArgSpec,
@@ -314,7 +383,7 @@ def diagnostics(text: str) -> List[str]:
     return found
 
 
-def _compile_error(exc: BaseException, bundle: KernelBundle, fn_name: str | None) -> KernelError:
+def _compile_error(exc: BaseException, bundle: KernelBundle, fn_name: str | None, kernel: Any) -> KernelError:
     """pyasc's message, plus where in the author's file it points."""
     cause = exc
     while cause is not None:
@@ -337,23 +406,32 @@ def _compile_error(exc: BaseException, bundle: KernelBundle, fn_name: str | None
             first = next((ln for ln in src_lines if ln.strip().startswith("def ")), "")
             fn = next((f for f in bundle.functions if f"def {f.name}(" in first), None)
         if fn is not None:
-            # pyasc numbers lines from the `def` line (decorators excluded).
-            def_offset = next(i for i, ln in enumerate(fn.source.splitlines()) if ln.lstrip().startswith("def "))
+            # pyasc 1.1.1 numbers lines from the `def` line, the nightly from the first decorator:
+            # where its parse of the kernel put the kernel's `def` says which.
+            def_offset = 0 if kernel.node.lineno > 1 else next(
+                i for i, ln in enumerate(fn.source.splitlines()) if ln.lstrip().startswith("def "))
             location = f"in kernel '{fn.name}' at {fn.filename}:{fn.lineno + def_offset + node.lineno - 1}: "
     return CompileError(f"pyasc could not compile the kernel: {location}{message}")
 
 
-def run(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any] | None = None) -> FrontendResult:
-    """Run pyasc's codegen, pass pipeline and translation for one specialization."""
+def _compile_options_class(compiler: type) -> type:
+    """The options dataclass `compiler` takes (the nightly's Compiler names it; 1.1.1's is CompileOptions)."""
+    from asc.runtime.compiler import CompileOptions
+    return getattr(compiler, "options_cls", CompileOptions)
+
+
+def run(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any] | None = None,
+        soc: str | None = None) -> FrontendResult:
+    """Run pyasc's codegen and its Compiler up to the Ascend C for one specialization, for `soc`
+    (DEFAULT_SOC for none)."""
     import asc.runtime.jit as asc_jit
-    from asc._C import ir as asc_ir
     from asc.codegen.function_visitor import CodegenOptions
     from asc.codegen.specialization import Specialization
     from asc.common.compat import get_annotations, merge_dict
     from asc.language.core.dtype import DataType
-    from asc.runtime.compiler import CompileOptions, Compiler
 
     _guard_ir_builder()
+    platform = _platform(soc)
     namespace = define(bundle, importlib.import_module)
     kernel = namespace[bundle.entry]
     if not isinstance(kernel, asc_jit.JITFunction):
@@ -375,7 +453,8 @@ def run(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any] |
     try:
         kwargs = merge_dict(kernel.default_options, dict(options or {}))
         codegen_options = kernel.extract_kwargs(CodegenOptions, kwargs)
-        compile_options = kernel.extract_kwargs(CompileOptions, kwargs)
+        compiler = _source_compiler(kernel.compiler)
+        compile_options = kernel.extract_kwargs(_compile_options_class(compiler), kwargs)
         if kwargs:
             raise CompileError(f"unknown compile options: {', '.join(sorted(kwargs))}")
         call_args = inspect.signature(kernel.fn).bind(*values).arguments
@@ -384,29 +463,30 @@ def run(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any] |
     except CompileError:
         raise
     except Exception as e:  # pyasc's own argument checks (ConstExpr types, dtypes)
-        raise _compile_error(e, bundle, bundle.entry) from None
+        raise _compile_error(e, bundle, bundle.entry, kernel) from None
 
-    with _PYASC_LOCK:
+    with _PYASC_LOCK, _soc_version(platform):
         try:
             module = kernel._run_codegen(Specialization(arg_types, constexprs), codegen_options)
         except Exception as e:
-            raise _compile_error(e, bundle, None) from None
+            raise _compile_error(e, bundle, None, kernel) from None
         with _native_stderr() as printed:
             try:
-                # pyasc's Compiler without its constructor, which looks for bisheng and a SoC that
-                # the pass pipeline and the translation do not need.
-                passes = object.__new__(Compiler)
-                passes.options = compile_options
-                passes.run_passes(module)
-                ir_text = str(module)
-                source = Compiler.run_translation(module)
-                kernel_args = tuple(re.sub(r"(?<!^)(?=[A-Z])", "_", a.name).lower()
-                                    for a in asc_ir.get_kernel_arg_attrs(module))
+                compiling = compiler(compile_options)  # checks the options against the SOC
+                source, kernel_arg_attrs = compiling.run(module, kernel.fn.__name__)
+                ir_text = str(module)  # after the passes and the hooks (the SOC's arch is an attribute)
+                kernel_args = tuple(re.sub(r"(?<!^)(?=[A-Z])", "_", a.name).lower() for a in kernel_arg_attrs)
                 stripped_hash = ir_hash(module)
-                kernel_type = passes.options.kernel_type.name  # what run_passes chose, or the option
+                kernel_type = compiling.options.kernel_type.name  # what pyasc chose, or the option
             except Exception as e:
-                said = "".join(f"\n{line}" for line in diagnostics(printed()))
-                raise CompileError(f"pyasc's pass pipeline failed for '{bundle.entry}': {e}{said}") from None
+                # 1.1.1's MLIR prints its diagnostics (fd 2); the nightly's puts them in its message,
+                # after a first line: both are cut to their error lines
+                message, more = str(e), ""
+                first, _, rest = message.partition("\n")
+                if diagnostics(rest):
+                    message, more = first.rstrip(":"), rest
+                said = "".join(f"\n{line}" for line in diagnostics(more + "\n" + printed()))
+                raise CompileError(f"pyasc's pass pipeline failed for '{bundle.entry}': {message}{said}") from None
 
     params = tuple(_param(name, spec_args[name], defs) for name in runtime_args)
     return FrontendResult(kernel_name=kernel.fn.__name__, ir=ir_text, source=source, ir_hash=stripped_hash,

@@ -371,6 +371,15 @@ def _check_reach(fn: KernelFunction, heads: Mapping[str, Any]) -> None:
                                      f"only be used as '{name}.name'")
 
 
+def _interpreter_import(name: str, globals=None, locals=None, fromlist=(), level: int = 0) -> types.ModuleType:
+    """The one import Python itself makes while a kernel's def runs: from 3.12 a subscripted
+    annotation (`asc.ConstExpr[int]`) looks up `typing` through the namespace's `__import__`. A
+    kernel's own imports never get here (the gate refuses import statements and dunder names)."""
+    if name == "typing" and not level:
+        return typing
+    raise ImportError(f"a kernel may not import {name!r}")
+
+
 def define(bundle: KernelBundle, import_module: Callable[[str], types.ModuleType]) -> Mapping[str, Any]:
     """Validate the bundle, then define its functions in one namespace with restricted builtins.
 
@@ -379,6 +388,7 @@ def define(bundle: KernelBundle, import_module: Callable[[str], types.ModuleType
     """
     validate(bundle)
     safe_builtins = {name: getattr(builtins, name) for name in KERNEL_BUILTINS}
+    safe_builtins["__import__"] = _interpreter_import
     namespace: Dict[str, Any] = {"__builtins__": safe_builtins, "__name__": "ascrun_bundle"}
     for alias, module in bundle.modules:
         namespace[alias] = import_module(module)

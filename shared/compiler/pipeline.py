@@ -42,17 +42,19 @@ def artifact_key(toolchain_id: str, result: FrontendResult, caches: str = "") ->
     return "artifact-" + hashlib.sha256(built.encode()).hexdigest()
 
 
-def frontend_key(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any], caches: str = "") -> str:
-    """The frontend cache's key of a launch: where its Ascend C and IR are, once compiled, in the
-    caches of `caches` (artifact_key)."""
-    memo = json.dumps({"memo": frontend.memo_key(bundle, args, options), "caches": caches}, sort_keys=True)
+def frontend_key(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any], caches: str = "",
+                 soc: str | None = None) -> str:
+    """The frontend cache's key of a launch for `soc` (frontend.DEFAULT_SOC for none): where its
+    Ascend C and IR are, once compiled, in the caches of `caches` (artifact_key)."""
+    memo = json.dumps({"memo": frontend.memo_key(bundle, args, options, soc), "caches": caches}, sort_keys=True)
     return "frontend-" + hashlib.sha256(memo.encode()).hexdigest()
 
 
 def build(bundle: KernelBundle, args: Sequence[ArgSpec], target: Target, frontend_cache: Cache,
           artifact_cache: Cache, options: Dict[str, Any] | None = None,
-          on_frontend: Callable[[str], None] | None = None, caches: str = "") -> Build:
-    """Frontend and toolchain, each skipped when its cache has the result (in the caches of `caches`).
+          on_frontend: Callable[[str], None] | None = None, caches: str = "", soc: str | None = None) -> Build:
+    """Frontend (for `soc`) and toolchain, each skipped when its cache has the result (in the caches
+    of `caches`).
 
     `on_frontend(frontend_key)` is called once the Ascend C exists, before the toolchain runs, so
     that a failed build can still show its source."""
@@ -61,13 +63,13 @@ def build(bundle: KernelBundle, args: Sequence[ArgSpec], target: Target, fronten
     cache: Dict[str, str] = {}
 
     start = time.perf_counter()
-    memo = frontend_key(bundle, args, options, caches)
+    memo = frontend_key(bundle, args, options, caches, soc)
     cached = frontend_cache.get(memo)
     if cached is not None:
         result = FrontendResult.from_json(json.loads(cached))
         cache["frontend"] = "hit"
     else:
-        result = target.frontend(bundle, args, options)
+        result = target.frontend(bundle, args, options, soc)
         source_guard.check_result(result, bundle)  # before a cache keeps it or a toolchain builds it
         frontend_cache.put(memo, json.dumps(result.to_json()).encode())
         cache["frontend"] = "miss"
@@ -89,10 +91,11 @@ def build(bundle: KernelBundle, args: Sequence[ArgSpec], target: Target, fronten
 
 
 def from_caches(bundle: KernelBundle, args: Sequence[ArgSpec], toolchain_id: str, frontend_cache: Cache,
-          artifact_cache: Cache, options: Dict[str, Any] | None = None, caches: str = "") -> Build | None:
+          artifact_cache: Cache, options: Dict[str, Any] | None = None, caches: str = "",
+          soc: str | None = None) -> Build | None:
     """What `build` would give, from the caches alone (a host that only runs); None on a miss."""
     start = time.perf_counter()
-    cached = frontend_cache.get(frontend_key(bundle, args, dict(options or {}), caches))
+    cached = frontend_cache.get(frontend_key(bundle, args, dict(options or {}), caches, soc))
     if cached is None:
         return None
     result = FrontendResult.from_json(json.loads(cached))

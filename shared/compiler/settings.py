@@ -19,6 +19,10 @@ ENVIRONMENT = {
     "REDIS_URL": f"the pool's Redis (default {DEFAULT_REDIS_URL})",
     "REDIS_URL_FILE": "a file holding REDIS_URL (a container secret: a URL with a password stays out of the "
                       "environment); wins over REDIS_URL",
+    "ASCRUN_CACHE_REDIS_URL": "the compile caches' Redis (frontend memo, artifacts; run it with an LRU policy, so a "
+                              "full cache evicts; default: REDIS_URL's)",
+    "ASCRUN_CACHE_REDIS_URL_FILE": "a file holding ASCRUN_CACHE_REDIS_URL; wins over it",
+    "ASCRUN_REDIS_TIMEOUT": "seconds a Redis command may take before the caller gives up and retries (5 s)",
     "ASCRUN_TENANTS_FILE": "the tenants file (JSON); none: open mode",
     "ASCRUN_TENANTS": "the tenants JSON itself, when there is no file",
     "ASCRUN_BLOB_TTL": "seconds an uploaded blob and a job's inline inputs are kept (3600)",
@@ -27,9 +31,21 @@ ENVIRONMENT = {
     "ASCRUN_MAX_REQUEST_BYTES": "cap on any request body but a blob upload's, counted as it arrives (64 MiB)",
     "ASCRUN_WORKER_MEMORY_BYTES": "address space of each jailed stage (8 GiB; 0: unlimited)",
     "ASCRUN_WORKER_MAX_FILES": "open files of each jailed stage (256)",
+    "ASCRUN_BROKER_MEMORY_BYTES": "data memory of a worker's own process, the broker (RLIMIT_DATA; 2 GiB; 0: "
+                                  "unlimited): a job that needs more there fails with `limit`",
     "ASCRUN_JOB_TIMEOUT": "a job's timeout when its request names none (120 s)",
     "ASCRUN_MAX_JOB_TIMEOUT": "the longest timeout a request may name (600 s)",
     "ASCRUN_MAX_WAIT": "the longest long-poll (60 s)",
+    "ASCRUN_HEAD_TIMEOUT": "a connection whose request head is not complete this long after it began is closed (10 s)",
+    "ASCRUN_STALL_TIMEOUT": "a connection whose body stops coming or whose answer goes unread this long is closed "
+                            "(30 s)",
+    "ASCRUN_MAX_CONNECTIONS_PER_CLIENT": "connections one client address may hold open; beyond, refused with 503 (256)",
+    "ASCRUN_MAX_CONNECTIONS": "connections the API server holds open in all; beyond, refused with 503 (0: its "
+                              "open-file limit less 256)",
+    "ASCRUN_ANONYMOUS_RATE": "requests a second one client address may make without a valid token, in bursts of 5 s "
+                             "(20)",
+    "ASCRUN_UPLOAD_STALL": "a blob upload that sends no byte this long is closed and what it stored freed (30 s)",
+    "ASCRUN_DOWNLOAD_STALL": "a blob download whose reader takes no piece (1 MiB) this long is closed (30 s)",
     "ASCRUN_UNSERVED_GRACE": "a queued job whose queue no live worker has read this long fails (60 s)",
     "ASCRUN_METRICS_PORT": "serve /metrics on this port without tokens (0: on the API's port, behind them)",
     "ASCRUN_METRICS_HOST": "where ASCRUN_METRICS_PORT listens (0.0.0.0)",
@@ -41,6 +57,8 @@ ENVIRONMENT = {
     "ASCRUN_QUEUE_REFRESH": "how often a worker looks for new tenants' queues (1 s)",
     "ASCRUN_REDIS_MAXMEMORY": "`ascrun up`: its redis-server's maxmemory, in Redis's syntax such as 4gb (a quarter "
                               "of the RAM)",
+    "ASCRUN_CACHE_REDIS_MAXMEMORY": "`ascrun up`: its cache redis-server's maxmemory, in Redis's syntax (a sixteenth "
+                                    "of the RAM)",
     "ASCRUN_URL": f"a client's service (default {DEFAULT_URL})",
     "ASCRUN_TOKEN": "a client's bearer token (the CLI's --token, the plugin's --ascrun-token)",
     "ASCRUN_CACHE_DIR": "run_local's compile cache (default $XDG_CACHE_HOME/ascrun, else ~/.cache/ascrun)",
@@ -58,14 +76,17 @@ def _text(environ: Mapping[str, str], name: str, default: str = "") -> str:
     return environ.get(name) or default
 
 
-def _int(environ: Mapping[str, str], name: str, default: int) -> int:
+def _int(environ: Mapping[str, str], name: str, default: int, minimum: int | None = None) -> int:
     raw = _text(environ, name)
     if raw == "":
         return default
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError:
         raise SystemExit(f"{name} must be an integer, got {raw!r}") from None
+    if minimum is not None and value < minimum:
+        raise SystemExit(f"{name} must be at least {minimum}, got {raw!r}")
+    return value
 
 
 def _seconds(environ: Mapping[str, str], name: str, default: float) -> float:
@@ -81,15 +102,15 @@ def _seconds(environ: Mapping[str, str], name: str, default: float) -> float:
     return value
 
 
-def _redis_url(environ: Mapping[str, str]) -> str:
-    path = _text(environ, "REDIS_URL_FILE")
-    if path:
-        try:
-            with open(path) as f:
-                return f.read().strip()
-        except OSError as e:
-            raise SystemExit(f"REDIS_URL_FILE: cannot read {path}: {e.strerror}") from None
-    return _text(environ, "REDIS_URL", DEFAULT_REDIS_URL)
+def _file_text(path: str, name: str) -> str:
+    """What the file at `path` (from variable `name`: a container secret) holds; "" for no path."""
+    if not path:
+        return ""
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError as e:
+        raise SystemExit(f"{name}: cannot read {path}: {e.strerror}") from None
 
 
 def redis_configured(environ: Mapping[str, str]) -> bool:
@@ -97,10 +118,17 @@ def redis_configured(environ: Mapping[str, str]) -> bool:
     return bool(_text(environ, "REDIS_URL"))
 
 
+def cache_redis_configured(environ: Mapping[str, str]) -> bool:
+    """Whether ASCRUN_CACHE_REDIS_URL (or its file) names the caches' Redis."""
+    return bool(_text(environ, "ASCRUN_CACHE_REDIS_URL") or _text(environ, "ASCRUN_CACHE_REDIS_URL_FILE"))
+
+
 @dataclass(frozen=True)
 class ServiceSettings:
     """The operator's knobs of the API server and the workers."""
     redis_url: str = DEFAULT_REDIS_URL
+    cache_redis_url: str = ""  # the compile caches' Redis ("": redis_url's)
+    redis_timeout_s: float = 5.0  # a Redis command taking longer fails (TimeoutError): the caller retries
     tenants_file: str = ""
     tenants_json: str = ""
     blob_ttl_s: int = 3600
@@ -109,9 +137,19 @@ class ServiceSettings:
     max_request_bytes: int = 64 << 20  # cap on any body but a blob upload's (a tenant's may be lower)
     worker_memory_bytes: int = 8 << 30  # address space of a jailed stage (0: unlimited)
     worker_max_files: int = 256
+    broker_memory_bytes: int = 2 << 30  # RLIMIT_DATA of a worker's own process (0: unlimited)
     job_timeout_s: int = 120
     max_job_timeout_s: int = 600
     max_wait_s: int = 60
+    # The HTTP edge's connections (server/connections.py) and anonymous requests (server/edge.py):
+    head_timeout_s: float = 10.0  # from a request's first byte (or the connection's start) to its head's end
+    stall_timeout_s: float = 30.0  # a body with no byte, or an answer with none read, this long
+    max_connections_per_client: int = 256
+    max_connections: int = 0  # 0: the API server's open-file limit less what it keeps for itself
+    anonymous_rate: int = 20  # requests a second per client address without a valid token
+    # a blob transfer through the API that stalls this long is closed and what it holds freed
+    upload_stall_s: float = 30.0
+    download_stall_s: float = 30.0
     unserved_grace_s: int = 60  # a queued job whose queue no live worker has read this long fails
     metrics_port: int = 0  # 0: /metrics on the API's port, behind its tokens; else on this port, without them
     metrics_host: str = "0.0.0.0"  # where metrics_port listens
@@ -123,11 +161,16 @@ class ServiceSettings:
     worker_ttl_s: float = 5.0  # a worker silent this long is gone
     queue_refresh_s: int = 1  # a worker reads the queue names this often: a new tenant's queue is served within it
     redis_maxmemory: str = ""  # `ascrun up`'s redis-server, in Redis's syntax ("": a quarter of the RAM)
+    cache_redis_maxmemory: str = ""  # `ascrun up`'s cache redis-server ("": a sixteenth of the RAM)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> "ServiceSettings":
         return cls(
-            redis_url=_redis_url(environ),
+            redis_url=(_file_text(_text(environ, "REDIS_URL_FILE"), "REDIS_URL_FILE")
+                       or _text(environ, "REDIS_URL", DEFAULT_REDIS_URL)),
+            cache_redis_url=(_file_text(_text(environ, "ASCRUN_CACHE_REDIS_URL_FILE"), "ASCRUN_CACHE_REDIS_URL_FILE")
+                             or _text(environ, "ASCRUN_CACHE_REDIS_URL")),
+            redis_timeout_s=_seconds(environ, "ASCRUN_REDIS_TIMEOUT", cls.redis_timeout_s),
             tenants_file=_text(environ, "ASCRUN_TENANTS_FILE"),
             tenants_json=_text(environ, "ASCRUN_TENANTS"),
             blob_ttl_s=_int(environ, "ASCRUN_BLOB_TTL", cls.blob_ttl_s),
@@ -136,9 +179,18 @@ class ServiceSettings:
             max_request_bytes=_int(environ, "ASCRUN_MAX_REQUEST_BYTES", cls.max_request_bytes),
             worker_memory_bytes=_int(environ, "ASCRUN_WORKER_MEMORY_BYTES", cls.worker_memory_bytes),
             worker_max_files=_int(environ, "ASCRUN_WORKER_MAX_FILES", cls.worker_max_files),
+            broker_memory_bytes=_int(environ, "ASCRUN_BROKER_MEMORY_BYTES", cls.broker_memory_bytes),
             job_timeout_s=_int(environ, "ASCRUN_JOB_TIMEOUT", cls.job_timeout_s),
             max_job_timeout_s=_int(environ, "ASCRUN_MAX_JOB_TIMEOUT", cls.max_job_timeout_s),
             max_wait_s=_int(environ, "ASCRUN_MAX_WAIT", cls.max_wait_s),
+            head_timeout_s=_seconds(environ, "ASCRUN_HEAD_TIMEOUT", cls.head_timeout_s),
+            stall_timeout_s=_seconds(environ, "ASCRUN_STALL_TIMEOUT", cls.stall_timeout_s),
+            max_connections_per_client=_int(environ, "ASCRUN_MAX_CONNECTIONS_PER_CLIENT",
+                                            cls.max_connections_per_client, minimum=1),
+            max_connections=_int(environ, "ASCRUN_MAX_CONNECTIONS", cls.max_connections, minimum=0),
+            anonymous_rate=_int(environ, "ASCRUN_ANONYMOUS_RATE", cls.anonymous_rate, minimum=1),
+            upload_stall_s=_seconds(environ, "ASCRUN_UPLOAD_STALL", cls.upload_stall_s),
+            download_stall_s=_seconds(environ, "ASCRUN_DOWNLOAD_STALL", cls.download_stall_s),
             unserved_grace_s=_int(environ, "ASCRUN_UNSERVED_GRACE", cls.unserved_grace_s),
             metrics_port=_int(environ, "ASCRUN_METRICS_PORT", cls.metrics_port),
             metrics_host=_text(environ, "ASCRUN_METRICS_HOST", cls.metrics_host),
@@ -149,6 +201,7 @@ class ServiceSettings:
             worker_ttl_s=_seconds(environ, "ASCRUN_WORKER_TTL", cls.worker_ttl_s),
             queue_refresh_s=_int(environ, "ASCRUN_QUEUE_REFRESH", cls.queue_refresh_s),
             redis_maxmemory=_text(environ, "ASCRUN_REDIS_MAXMEMORY"),
+            cache_redis_maxmemory=_text(environ, "ASCRUN_CACHE_REDIS_MAXMEMORY"),
         )
 
     @property
@@ -160,6 +213,7 @@ class ServiceSettings:
 @dataclass(frozen=True)
 class ClientSettings:
     url: str = DEFAULT_URL
+    url_given: bool = False  # ASCRUN_URL is set (the pytest plugin is active only then, or with --ascrun-url)
     token: str | None = None
     cache_dir: Path = Path.home() / ".cache" / "ascrun"
 
@@ -167,6 +221,7 @@ class ClientSettings:
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> "ClientSettings":
         cache = Path(_text(environ, "XDG_CACHE_HOME") or Path.home() / ".cache") / "ascrun"
         return cls(url=_text(environ, "ASCRUN_URL", DEFAULT_URL).rstrip("/"),
+                   url_given=bool(_text(environ, "ASCRUN_URL")),
                    token=_text(environ, "ASCRUN_TOKEN") or None,
                    cache_dir=Path(_text(environ, "ASCRUN_CACHE_DIR") or cache))
 

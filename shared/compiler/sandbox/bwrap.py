@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import resource
 import stat
 import subprocess
 import sys
@@ -131,13 +132,24 @@ def _as_jail_user(groups: Sequence[int]) -> Dict:
     return {"user": JAIL_UID, "group": JAIL_GID, "extra_groups": sorted(set(groups))}
 
 
-def popen(cmd: Sequence[str], groups: Sequence[int] = (), **kwargs) -> subprocess.Popen:
+def popen(cmd: Sequence[str], groups: Sequence[int] = (), preexec_fn=None, **kwargs) -> subprocess.Popen:
     """Start a jail; only its pipes are inherited (close_fds). `groups`: supplementary groups of
     the jail's user (the group that owns an NPU's device nodes). bwrap itself starts with an empty
     environment: it is pid 1 in the jail, where /proc/1/environ is readable (--clearenv clears only
-    its child's, which gets what the command line sets)."""
+    its child's, which gets what the command line sets). `preexec_fn`: more limits of the jail's."""
+    def start():  # in the child, before bwrap starts
+        _lift_broker_limit()
+        if preexec_fn is not None:
+            preexec_fn()
     return subprocess.Popen(list(cmd), close_fds=True, start_new_session=True, env={}, **_as_jail_user(groups),
-                            **kwargs)
+                            preexec_fn=start, **kwargs)
+
+
+def _lift_broker_limit() -> None:
+    """The worker's own data limit (the broker's, ASCRUN_BROKER_MEMORY_BYTES: a soft limit,
+    worker.limit_broker_memory) is not its jails': they have their stage's limits."""
+    _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    resource.setrlimit(resource.RLIMIT_DATA, (hard, hard))
 
 
 class Usage(NamedTuple):

@@ -82,8 +82,9 @@ class JailedFrontend:
             raise kernel_error(reply, "frontend")
         return reply
 
-    def __call__(self, bundle, args, options):
-        reply = self._ask({"bundle": bundle.to_json(), "args": [a.to_json() for a in args], "options": options})
+    def __call__(self, bundle, args, options, soc=None):
+        reply = self._ask({"bundle": bundle.to_json(), "args": [a.to_json() for a in args], "options": options,
+                           "soc": soc})
         with in_protocol("frontend"):
             return frontend.FrontendResult.from_json(reply["ok"])
 
@@ -122,7 +123,7 @@ def _child(frames: List[bytes], answer: int, cpu_s: int) -> None:
         else:
             result = frontend.run(KernelBundle.from_json(header["bundle"]),
                                   [frontend.ArgSpec(a["kind"], a["dtype"], a.get("value")) for a in header["args"]],
-                                  header["options"])
+                                  header["options"], header.get("soc"))
             reply = {"ok": result.to_json()}
     except BaseException as e:  # noqa: BLE001 - everything becomes the answer
         reply = error_reply(e)

@@ -7,11 +7,11 @@ from __future__ import annotations
 import contextlib
 import subprocess
 import time
-from typing import Any, Dict, List, Mapping, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import KernelError, Kind
 from . import bwrap
-from .framing import MAX_BLOB_BYTES, MAX_HEADER_BYTES, read_message, write_message
+from .framing import MAX_BLOB_BYTES, MAX_HEADER_BYTES, Sink, read_message, read_streamed, write_message
 
 MAX_ARTIFACT_BYTES = 256 << 20
 
@@ -46,8 +46,10 @@ class PythonJail:
             self.stage_pid = bwrap.stage_pid(self.process)
             self.threads = bwrap.usage(self.stage_pid).threads
 
-    def _read(self, deadline: float, cap: int = MAX_BLOB_BYTES):
+    def _read(self, deadline: float, cap: int = MAX_BLOB_BYTES, sink_for: Optional[Callable[..., Sink]] = None):
         try:
+            if sink_for is not None:
+                return read_streamed(self.process.stdout.fileno(), sink_for, deadline, cap), []
             return read_message(self.process.stdout.fileno(), deadline, cap)
         except TimeoutError:
             self.close()
@@ -56,9 +58,11 @@ class PythonJail:
             self.close(grace_s=2.0)
             raise JailCrashed(bwrap.describe_exit(self.process.returncode)) from None
 
-    def request(self, header: Dict, blobs: Sequence[bytes], timeout_s: float,
-                max_reply: int = MAX_BLOB_BYTES) -> Tuple[Dict, List[bytes]]:
-        """The reply is refused (JailCrashed) once it would be over `max_reply` bytes."""
+    def request(self, header: Dict, blobs: Sequence[bytes], timeout_s: float, max_reply: int = MAX_BLOB_BYTES,
+                sink_for: Optional[Callable[..., Sink]] = None) -> Tuple[Dict, List[bytes]]:
+        """The reply is refused (JailCrashed) once it would be over `max_reply` bytes. `blobs` may be
+        framing.Streamed; with `sink_for` the reply's byte frames go to sinks (framing.read_streamed)
+        and none are returned."""
         deadline = time.monotonic() + timeout_s
         try:
             self.wait_ready(deadline)
@@ -70,7 +74,7 @@ class PythonJail:
             except OSError:
                 self.close(grace_s=2.0)
                 raise JailCrashed(bwrap.describe_exit(self.process.returncode)) from None
-            return self._read(deadline, max_reply)
+            return self._read(deadline, max_reply, sink_for)
         except BaseException:
             self.close()  # whatever broke off the exchange, the pipes are out of step: never reuse this jail
             raise

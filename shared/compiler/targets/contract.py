@@ -87,6 +87,10 @@ class Toolchain:
 
 
 class Runner(Protocol):
+    # whether `values` may hold BrokerTensors (sandbox/tensors.py: sent from their sources, written
+    # back into sinks) rather than only arrays: a broker gives arrays to a runner that does not
+    streams_tensors: ClassVar[bool] = False
+
     def run(self, artifact: bytes, core_num: int, params: Sequence[Dict[str, str]], kernel_args: Sequence[str],
             values: Sequence[Any], bounds: str = "fault", hazards: str = "warn") -> RunResult:
         """Launch with `values` for the runtime `params` (tensors as C-contiguous ndarrays, written
@@ -97,7 +101,7 @@ class Runner(Protocol):
 
 
 class Target:
-    """A target's stages: `frontend` (bundle, args, options) -> FrontendResult, `toolchain`,
+    """A target's stages: `frontend` (bundle, args, options, soc) -> FrontendResult, `toolchain`,
     `runner` (None on a worker that only builds). Plug-ins are listed in targets.REGISTRY and built
     as `Target(limits, runs, socs)`: `limits` None runs the stages in this process."""
     name: ClassVar[str]

@@ -52,6 +52,7 @@ class CannRunner:
     """CpuRunner.run's contract, on camodel (`backend` "Model") or an NPU ("NPU"). The device does
     not say which buffers a kernel stored to: like pyasc's launcher, every tensor comes back, and
     `written` names them all."""
+    streams_tensors = False  # takes arrays only (contract.Runner)
 
     def __init__(self, backend: str, soc: str | None, timeout_s: float = RUN_TIMEOUT_S,
                  limits: Dict[str, int] | None = None):

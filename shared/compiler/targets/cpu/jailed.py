@@ -21,6 +21,7 @@ from ...sandbox.framing import MAX_HEADER_BYTES, read_message, write_all, write_
 from ...sandbox.inside import BROKER_REQUEST_CAP, STDIN, STDOUT
 from ...sandbox.jail import (MAX_ARTIFACT_BYTES, Deadline, JailCrashed, JailedToolchain, JailTimeout, PythonJail,
                              error_reply, in_protocol, kernel_error, out_of_protocol)
+from ...sandbox.tensors import ArrayTensor, BrokerTensor
 from ..contract import RunResult
 from .runner import CpuRunner
 
@@ -85,6 +86,7 @@ class JailedRunners:
     """A runner jail per tenant, reused for that tenant's next job only; the least recently used
     goes when there are more than `size`. A jail is reused only if nothing of the last launch
     still runs in it: no thread it did not have when it started, no CPU spent while idle."""
+    streams_tensors = True  # takes BrokerTensors (sandbox/tensors.py), not only arrays (contract.Runner)
 
     def __init__(self, limits: Dict, size: int = 4):
         self.limits = limits
@@ -114,16 +116,18 @@ class JailedRunners:
 
     def run(self, artifact: bytes, core_num: int, params, kernel_args, values, bounds: str = "fault",
             hazards: str = "warn"):
-        """CpuRunner.run's contract; tensors written back into `values`' arrays. A jail gets each
-        artifact once: it keeps the last RUN_JAIL_ARTIFACTS it was sent, by digest."""
+        """CpuRunner.run's contract; a tensor is a numpy array (written back in place) or a
+        BrokerTensor (sent from its source and received into its sink, piece by piece). A jail gets
+        each artifact once: it keeps the last RUN_JAIL_ARTIFACTS it was sent, by digest."""
         jail_ = self._jail()
         digest = hashlib.sha256(artifact).hexdigest()
         blobs, sent, tensors = [b"" if digest in jail_.artifacts else artifact], [], {}
         for param, value in zip(params, values):
-            if isinstance(value, np.ndarray):
-                sent.append({"tensor": {"dtype": value.dtype.name, "shape": list(value.shape), "blob": len(blobs)}})
-                blobs.append(memoryview(np.ascontiguousarray(value)).cast("B"))  # no copy of the tensor
-                tensors[param["name"]] = value
+            if isinstance(value, (np.ndarray, BrokerTensor)):
+                tensor = ArrayTensor(value) if isinstance(value, np.ndarray) else value
+                sent.append({"tensor": {"dtype": tensor.dtype.name, "shape": list(tensor.shape), "blob": len(blobs)}})
+                blobs.append(tensor.frame())
+                tensors[param["name"]] = tensor
             elif isinstance(value, (bytes, bytearray)):
                 sent.append({"struct": len(blobs)})
                 blobs.append(bytes(value))
@@ -132,11 +136,24 @@ class JailedRunners:
         request = {"core_num": core_num, "params": list(params), "kernel_args": list(kernel_args), "values": sent,
                    "bounds": bounds, "hazards": hazards, "artifact": digest}
         # a reply holds the header and at most the tensors it was sent: a jail cannot flood the broker
-        max_reply = MAX_HEADER_BYTES + sum(value.nbytes for value in tensors.values())
-        reply, written = self._request(jail_, request, blobs, max_reply)
+        max_reply = MAX_HEADER_BYTES + sum(tensor.nbytes for tensor in tensors.values())
+        received: List[str] = []  # the written tensors, in the order their frames came
+
+        def sink_for(reply: Dict, index: int, size: int):
+            """Frame `index` of the reply is the tensor its header names `written[index]`, whole."""
+            try:
+                name = str(reply["ok"]["written"][index])
+            except (KeyError, TypeError, IndexError):
+                raise out_of_protocol("run") from None
+            if name not in tensors or name in received or size != tensors[name].nbytes:
+                raise out_of_protocol("run")
+            received.append(name)
+            return tensors[name].receive()
+
+        reply = self._request(jail_, request, blobs, max_reply, sink_for)
         if reply.get("need_artifact"):  # it does not hold what we counted on: send it
             blobs[0] = artifact
-            reply, written = self._request(jail_, request, blobs, max_reply)
+            reply = self._request(jail_, request, blobs, max_reply, sink_for)
         left = self._left_running(jail_)
         jail_.artifacts.pop(digest, None)
         jail_.artifacts[digest] = True  # most recent last, as the jail keeps them
@@ -156,11 +173,8 @@ class JailedRunners:
                 raise ValueError("a run time that cannot be")
             result = RunResult(written=[str(n) for n in ok["written"]], seconds=seconds,
                                log=str(ok["log"]), warnings=[str(w) for w in ok["warnings"]], model=model, trace=trace)
-        if len(result.written) != len(written) or not set(result.written) <= set(tensors) or \
-                any(len(data) != tensors[name].nbytes for name, data in zip(result.written, written)):
+        if result.written != received:  # every tensor it says it wrote came back, once
             raise out_of_protocol("run")
-        for name, data in zip(result.written, written):
-            tensors[name].reshape(-1).view(np.uint8)[:] = np.frombuffer(data, np.uint8)
         return result
 
     def _left_running(self, jail_: PythonJail) -> str:
@@ -179,19 +193,22 @@ class JailedRunners:
     def probe(self, request: Dict) -> Dict[str, str]:
         """check.probes run in this tenant's run jail, as its kernels run there."""
         jail_ = self._jail()
-        reply, _ = self._request(jail_, {"probe": request}, [], MAX_HEADER_BYTES)
+        reply = self._request(jail_, {"probe": request}, [], MAX_HEADER_BYTES)
         with in_protocol("run"):
             return dict(reply["ok"])
 
-    def _request(self, jail_: PythonJail, request: Dict, blobs: List, max_reply: int):
+    def _request(self, jail_: PythonJail, request: Dict, blobs: List, max_reply: int, sink_for=None) -> Dict:
         try:
-            return jail_.request(request, blobs, self.deadline.left(), max_reply)
+            return jail_.request(request, blobs, self.deadline.left(), max_reply, sink_for)[0]
         except JailTimeout:
             self.jails.pop(self.tenant, None)
             raise self.deadline.expired() from None
         except JailCrashed as e:
             self.jails.pop(self.tenant, None)
             raise KernelError(f"the kernel crashed its jail: {e}", kind="runtime_error") from None
+        except BaseException:  # out of protocol, or a tensor's source or sink failed: the jail was closed
+            self.jails.pop(self.tenant, None)
+            raise
 
     def close(self) -> None:
         for jail_ in self.jails.values():

@@ -79,6 +79,7 @@ class _Library:
 
 class CpuRunner:
     """Loads cpu artifacts (once per distinct binary and process) and launches them."""
+    streams_tensors = False  # takes arrays only (contract.Runner)
 
     def __init__(self):
         self._libraries: Dict[str, _Library] = {}
