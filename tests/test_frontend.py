@@ -110,10 +110,11 @@ def test_a_kernels_own_error_text_is_bounded(tmp_path):
     path.write_text("import asc\n\n\n@asc.jit\ndef k(n: int):\n    assert False, 'y' * 100000\n")
     with pytest.raises(CompileError) as e:
         frontend.run(bundle.collect(load_module(path).k), [ArgSpec("scalar", "int", 1)])
-    prefix = f"pyasc could not compile the kernel: in kernel 'k' at {path}:6: "
+    # the line in the author's file, then pyasc's own text
+    prefix = (f"pyasc could not compile the kernel: in kernel 'k' at {path}:6:\n"
+              "@asc.jit\ndef k(n: int):\n    assert False, 'y' * 100000\n    ^\n")
     message = str(e.value)
-    # then pyasc's own text: its line is 2 from the `def` (1.1.1) or 3 from the decorator (the nightly)
-    assert re.match(re.escape(prefix) + r"at <source>:[23]:4:", message)
+    assert message.startswith(prefix + "AssertionError: yyy")
     cut = re.fullmatch(r".*yyy\.\.\. \(cut: the message has (\d+) characters\)", message, re.S)
     assert cut and int(cut.group(1)) > 100000
     assert len(message) == len(prefix) + 4000 + len(f"... (cut: the message has {cut.group(1)} characters)")
