@@ -258,9 +258,9 @@ _SITE = re.compile(r"/[^\n]+?\.py:[1-9][0-9]*: ")
 
 
 def kernel_line(module, text: str, after: str = "") -> str:
-    """"<file>:<line>" of the first line of `module`'s file holding `text` (below the first holding
-    `after`): where a kernel's message says it is."""
-    path = Path(module.__file__)
+    """"<file>:<line>" of the first line of `module`'s file (or the file `module`) holding `text`
+    (below the first holding `after`): where a kernel's message says it is."""
+    path = Path(getattr(module, "__file__", module))
     lines = path.read_text().splitlines()
     start = next(i for i, ln in enumerate(lines) if after in ln)
     return f"{path}:{next(i for i, ln in enumerate(lines[start:], start + 1) if text in ln)}"
