@@ -59,6 +59,26 @@ def test_half_products_accumulate_in_float():
     assert (c == 2048 + 31 / 32).all()
 
 
+@pytest.mark.parametrize("trans_a,trans_b", [(False, False), (True, True)])
+def test_float_sums_run_over_k_in_order(trans_a, trans_b):
+    # non-integer halves, whose sums round: each C element is the bias plus the float products
+    # added one by one in K's order. 45 x 50 in base blocks of 32 x 32: tails of 13 rows, 18 columns
+    m, n, k = 45, 50, 72
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    bias = rng.standard_normal((1, n)).astype(np.float32)
+    c = np.zeros((m, n), np.float32)
+    ascrun.run_local(example.matmul_kernel, 1, np.ascontiguousarray(a.T) if trans_a else a,
+                     np.ascontiguousarray(b.T) if trans_b else b, c, bias,
+                     tiling(m, n, k, m, n, 32, 32, 16, cores=1, bias=True), WORKSPACE, trans_a, trans_b)
+    expected = np.repeat(bias, m, axis=0)
+    for p in range(k):
+        expected += np.outer(a[:, p].astype(np.float32), b[p, :].astype(np.float32))
+    assert not np.array_equal(expected, a.astype(np.float32) @ b.astype(np.float32) + bias)  # numpy's order differs
+    np.testing.assert_array_equal(c, expected)
+
+
 def test_blockwise_iterate_into_the_unified_buffer_in_a_mixed_launch():
     # one block: two AIVs, each its 64 rows, base blocks 32 x 32 taken in M order
     m, n, k = 128, 96, 64

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "ascrun/core/core.h"
@@ -114,6 +115,67 @@ Acc multiply_add(Acc acc, Acc a, Acc b) {
         return static_cast<Acc>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(a) * static_cast<uint32_t>(b));
     } else {
         return acc + a * b;
+    }
+}
+
+// Four accumulators as one vector of the compiler's (SSE2 on x86-64, NEON on arm64): float, or
+// int32 computed unsigned as multiply_add does. An operation on a vector is the same operation on
+// each lane, so a lane's sum is the scalar one, bit for bit.
+template <typename Acc>
+struct Lanes {
+    using lane = float;
+    typedef float type __attribute__((vector_size(16)));
+};
+template <>
+struct Lanes<int32_t> {
+    using lane = uint32_t;
+    typedef uint32_t type __attribute__((vector_size(16)));
+};
+
+// dst[0..count) = src's elements as the cube reads them; in runs of 8 between pointers that do not
+// alias, which the compiler vectorises at -O2 (half's conversion is branch-free).
+template <typename Acc, typename T>
+void widen_row(const T* __restrict src, Acc* __restrict dst, int64_t count) {
+    int64_t c = 0;
+    for (; c + 8 <= count; c += 8) {
+        for (int64_t j = 0; j < 8; ++j) dst[c + j] = widen<Acc>(src[c + j]);
+    }
+    for (; c < count; ++c) dst[c] = widen<Acc>(src[c]);
+}
+
+// B is packed in panels of kPanel columns (two vectors), K rows each; a tile is kTileRows rows of
+// A times one panel: 8 vector accumulators, which with B's two and A's one fit x86-64's 16 registers.
+constexpr int64_t kPanel = 8;
+constexpr int64_t kTileRows = 4;  // compute_block's switch has a case for each tile height
+
+// tile[r][j] += A[r][p] * panel[p][j] for p = 0..k-1 in order, the first R rows of the tile (A's
+// rows `lda` apart): each element's sum runs as the scalar loop's would, in registers.
+template <int R, typename Acc>
+void accumulate_tile(const Acc* a, int64_t lda, const Acc* panel, int64_t k, Acc (&tile)[kTileRows][kPanel]) {
+    using V = typename Lanes<Acc>::type;
+    using Lane = typename Lanes<Acc>::lane;
+    constexpr int64_t kHalf = kPanel / 2;
+    V lo[R], hi[R];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+        std::memcpy(&lo[r], &tile[r][0], sizeof(V));
+        std::memcpy(&hi[r], &tile[r][kHalf], sizeof(V));
+    }
+    for (int64_t p = 0; p < k; ++p) {
+        V b0, b1;
+        std::memcpy(&b0, panel + p * kPanel, sizeof(V));
+        std::memcpy(&b1, panel + p * kPanel + kHalf, sizeof(V));
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+            const Lane x = static_cast<Lane>(a[r * lda + p]);
+            lo[r] += x * b0;
+            hi[r] += x * b1;
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+        std::memcpy(&tile[r][0], &lo[r], sizeof(V));
+        std::memcpy(&tile[r][kHalf], &hi[r], sizeof(V));
     }
 }
 
@@ -392,26 +454,24 @@ private:
         loaded_ = false;
     }
 
-    // Reads one operand element: a row-major matrix `rows` x `cols` with row stride `ld`.
-    template <typename T>
-    void read_matrix(ascrun::BlockContext& b, const char* role, const Operand<T>& op, int64_t rows, int64_t cols,
-                     int64_t ld, std::vector<Acc>& out) {
-        out.assign(static_cast<size_t>(rows * cols), Acc(0));
+    // Calls row(r, elements) for each row of an operand that is a row-major matrix `rows` x `cols`
+    // with row stride `ld`, each row checked (GM) or the whole span at once (UB).
+    template <typename T, typename Row>
+    void for_each_row(ascrun::BlockContext& b, const char* role, const Operand<T>& op, int64_t rows, int64_t cols,
+                      int64_t ld, Row&& row) {
         if (op.in_gm) {
-            for (int64_t r = 0; r < rows; ++r) {
-                const T* row = op.gm.ascrun_access(b, role, r * ld, cols, false);
-                for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = ascrun::matmul::widen<Acc>(row[c]);
-            }
+            for (int64_t r = 0; r < rows; ++r) row(r, op.gm.ascrun_access(b, role, r * ld, cols, false));
         } else {
             const T* p = ascrun::ub_operand(b, role, "src", op.ub, uint64_t((rows - 1) * ld + cols));
-            for (int64_t r = 0; r < rows; ++r) {
-                for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = ascrun::matmul::widen<Acc>(p[r * ld + c]);
-            }
+            for (int64_t r = 0; r < rows; ++r) row(r, p + r * ld);
         }
     }
 
-    // A (single_m x single_k) and B (single_k x single_n) of this core, as the cube reads them.
+    // A (single_m x single_k, rows of single_k) and B (single_k x single_n, in panels of kPanel
+    // columns) of this core as the cube reads them, widened once here rather than per product.
     void load(const char* api) {
+        using ascrun::matmul::kPanel;
+        using ascrun::matmul::widen_row;
         if (loaded_) return;
         ascrun::BlockContext& b = ascrun::enter();
         if (!a_.set || !b_.set) {
@@ -422,61 +482,80 @@ private:
             ascrun::fault(ascrun::format("Matmul::%s: the single-core shape %lld x %lld x %lld is empty", api,
                                          (long long)m, (long long)n, (long long)k));
         }
-        std::vector<Acc> raw;
-        // A is M x Ka row-major (transposed: Ka x M), B is Kb x N (transposed: N x Kb)
-        read_matrix(b, "Matmul(A)", a_, trans_a_ ? k : m, trans_a_ ? m : k, trans_a_ ? org_m_ : org_ka_, raw);
+        std::vector<Acc> line;  // a stored row of a transposed operand, before it is scattered
+        // A is M x Ka row-major (transposed: Ka x M)
         a_vals_.resize(static_cast<size_t>(m * k));
-        for (int64_t i = 0; i < m; ++i) {
-            for (int64_t p = 0; p < k; ++p) a_vals_[i * k + p] = trans_a_ ? raw[p * m + i] : raw[i * k + p];
+        if (trans_a_) {
+            line.resize(static_cast<size_t>(m));
+            for_each_row(b, "Matmul(A)", a_, k, m, org_m_, [&](int64_t p, const SrcA* src) {
+                widen_row(src, line.data(), m);
+                for (int64_t i = 0; i < m; ++i) a_vals_[i * k + p] = line[i];
+            });
+        } else {
+            for_each_row(b, "Matmul(A)", a_, m, k, org_ka_,
+                         [&](int64_t i, const SrcA* src) { widen_row(src, &a_vals_[i * k], k); });
         }
-        read_matrix(b, "Matmul(B)", b_, trans_b_ ? n : k, trans_b_ ? k : n, trans_b_ ? org_kb_ : org_n_, raw);
-        b_vals_.resize(static_cast<size_t>(k * n));
-        for (int64_t p = 0; p < k; ++p) {
-            for (int64_t j = 0; j < n; ++j) b_vals_[p * n + j] = trans_b_ ? raw[j * k + p] : raw[p * n + j];
+        // B is Kb x N row-major (transposed: N x Kb). Panel q holds columns q * kPanel.. of row p
+        // at (q * k + p) * kPanel, zeros past N.
+        b_panels_.assign(static_cast<size_t>(ceil_div(n, kPanel) * k * kPanel), Acc(0));
+        if (trans_b_) {
+            line.resize(static_cast<size_t>(k));
+            for_each_row(b, "Matmul(B)", b_, n, k, org_kb_, [&](int64_t j, const SrcB* src) {
+                widen_row(src, line.data(), k);
+                Acc* column = &b_panels_[(j / kPanel * k) * kPanel + j % kPanel];
+                for (int64_t p = 0; p < k; ++p) column[p * kPanel] = line[p];
+            });
+        } else {
+            for_each_row(b, "Matmul(B)", b_, k, n, org_n_, [&](int64_t p, const SrcB* src) {
+                for (int64_t j = 0; j < n; j += kPanel) {
+                    widen_row(src + j, &b_panels_[(j / kPanel * k + p) * kPanel], std::min(kPanel, n - j));
+                }
+            });
         }
         bias_vals_.clear();
         if (bias_enabled_) {
             if (!bias_.set) ascrun::fault(ascrun::format("Matmul::%s: the tiling has isBias but SetBias was not called", api));
-            read_matrix(b, "Matmul(bias)", bias_, 1, n, n, bias_vals_);
+            bias_vals_.resize(static_cast<size_t>(n));
+            for_each_row(b, "Matmul(bias)", bias_, 1, n, n,
+                         [&](int64_t, const BiasT* src) { widen_row(src, bias_vals_.data(), n); });
         }
         loaded_ = true;
     }
 
-    // acc_ = bias + A[block rows] x B[block cols], accumulated in Acc over K (or added to acc_).
+    // acc_ = bias + A[block rows] x B[block cols], accumulated in Acc over K (or added to acc_), a
+    // tile of rows x one panel of B at a time. The block's first column is a multiple of 16
+    // (baseN's check), so its panels are whole ones of the packing.
     void compute_block(bool partial_sum) {
-        const int64_t k = single_k_, n = single_n_;
+        using ascrun::matmul::kPanel;
+        using ascrun::matmul::kTileRows;
+        const int64_t k = single_k_;
         const int64_t r0 = block_m_ * tiling_.baseM, c0 = block_n_ * tiling_.baseN;
         rows_ = std::min<int64_t>(tiling_.baseM, single_m_ - r0);
-        cols_ = std::min<int64_t>(tiling_.baseN, n - c0);
+        cols_ = std::min<int64_t>(tiling_.baseN, single_n_ - c0);
         acc_.resize(static_cast<size_t>(tiling_.baseM) * tiling_.baseN);
-        // kChunk columns at a time in a local array the compiler keeps in registers: a row in memory
-        // was stored and reloaded for every (p, j), and ran at the mercy of where the heap put it
-        // relative to B (4 KiB aliasing). Each element still sums over p in order: the same result.
-        constexpr int64_t kChunk = 16;
-        const int64_t rows = rows_, cols = cols_, base_n = tiling_.baseN;
-        for (int64_t i = 0; i < rows; ++i) {
-            const Acc* arow = &a_vals_[(r0 + i) * k];
-            for (int64_t j0 = 0; j0 < cols; j0 += kChunk) {
-                const int64_t w = std::min(kChunk, cols - j0);
-                Acc sum[kChunk] = {};
-                for (int64_t j = 0; j < w; ++j) {
-                    sum[j] = partial_sum ? acc_[i * base_n + j0 + j]
-                                         : (bias_vals_.empty() ? Acc(0) : bias_vals_[c0 + j0 + j]);
-                }
-                if (w == kChunk) {
-                    for (int64_t p = 0; p < k; ++p) {
-                        const Acc a = arow[p];
-                        const Acc* brow = &b_vals_[p * n + c0 + j0];
-                        for (int64_t j = 0; j < kChunk; ++j) sum[j] = ascrun::matmul::multiply_add(sum[j], a, brow[j]);
-                    }
-                } else {
-                    for (int64_t p = 0; p < k; ++p) {
-                        const Acc a = arow[p];
-                        const Acc* brow = &b_vals_[p * n + c0 + j0];
-                        for (int64_t j = 0; j < w; ++j) sum[j] = ascrun::matmul::multiply_add(sum[j], a, brow[j]);
+        const int64_t base_n = tiling_.baseN;
+        for (int64_t j0 = 0; j0 < cols_; j0 += kPanel) {
+            const Acc* panel = &b_panels_[static_cast<size_t>((c0 + j0) / kPanel * k * kPanel)];
+            const int64_t w = std::min(kPanel, cols_ - j0);
+            for (int64_t i0 = 0; i0 < rows_; i0 += kTileRows) {
+                const int64_t h = std::min(kTileRows, rows_ - i0);
+                Acc tile[kTileRows][kPanel] = {};
+                for (int64_t i = 0; i < h; ++i) {
+                    for (int64_t j = 0; j < w; ++j) {
+                        tile[i][j] = partial_sum ? acc_[(i0 + i) * base_n + j0 + j]
+                                                 : (bias_vals_.empty() ? Acc(0) : bias_vals_[c0 + j0 + j]);
                     }
                 }
-                for (int64_t j = 0; j < w; ++j) acc_[i * base_n + j0 + j] = sum[j];
+                const Acc* a = &a_vals_[static_cast<size_t>((r0 + i0) * k)];
+                switch (h) {
+                    case 4: ascrun::matmul::accumulate_tile<4>(a, k, panel, k, tile); break;
+                    case 3: ascrun::matmul::accumulate_tile<3>(a, k, panel, k, tile); break;
+                    case 2: ascrun::matmul::accumulate_tile<2>(a, k, panel, k, tile); break;
+                    default: ascrun::matmul::accumulate_tile<1>(a, k, panel, k, tile); break;
+                }
+                for (int64_t i = 0; i < h; ++i) {
+                    for (int64_t j = 0; j < w; ++j) acc_[(i0 + i) * base_n + j0 + j] = tile[i][j];
+                }
             }
         }
     }
@@ -500,7 +579,7 @@ private:
     Operand<BiasT> bias_;
     bool trans_a_ = false, trans_b_ = false, bias_enabled_ = false;
     bool loaded_ = false;
-    std::vector<Acc> a_vals_, b_vals_, bias_vals_;
+    std::vector<Acc> a_vals_, b_panels_, bias_vals_;
     int64_t next_ = 0, block_m_ = 0, block_n_ = 0, rows_ = 0, cols_ = 0;
     std::vector<Acc> acc_;
 };
