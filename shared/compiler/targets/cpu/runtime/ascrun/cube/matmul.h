@@ -118,20 +118,6 @@ Acc multiply_add(Acc acc, Acc a, Acc b) {
     }
 }
 
-// Four accumulators as one vector of the compiler's (SSE2 on x86-64, NEON on arm64): float, or
-// int32 computed unsigned as multiply_add does. An operation on a vector is the same operation on
-// each lane, so a lane's sum is the scalar one, bit for bit.
-template <typename Acc>
-struct Lanes {
-    using lane = float;
-    typedef float type __attribute__((vector_size(16)));
-};
-template <>
-struct Lanes<int32_t> {
-    using lane = uint32_t;
-    typedef uint32_t type __attribute__((vector_size(16)));
-};
-
 // dst[0..count) = src's elements as the cube reads them; in runs of 8 between pointers that do not
 // alias, which the compiler vectorises at -O2 (half's conversion is branch-free).
 template <typename Acc, typename T>
@@ -143,40 +129,85 @@ void widen_row(const T* __restrict src, Acc* __restrict dst, int64_t count) {
     for (; c < count; ++c) dst[c] = widen<Acc>(src[c]);
 }
 
-// B is packed in panels of kPanel columns (two vectors), K rows each; a tile is kTileRows rows of
-// A times one panel: 8 vector accumulators, which with B's two and A's one fit x86-64's 16 registers.
-constexpr int64_t kPanel = 8;
-constexpr int64_t kTileRows = 4;  // compute_block's switch has a case for each tile height
+// N accumulators as one vector of the compiler's: float, or int32 computed unsigned as
+// multiply_add does. An operation on a vector is the same operation on each lane, so a lane's sum
+// is the scalar one, bit for bit.
+template <typename Acc, int N>
+struct Lanes {
+    using lane = float;
+    typedef float type __attribute__((vector_size(N * 4)));
+};
+template <int N>
+struct Lanes<int32_t, N> {
+    using lane = uint32_t;
+    typedef uint32_t type __attribute__((vector_size(N * 4)));
+};
 
-// tile[r][j] += A[r][p] * panel[p][j] for p = 0..k-1 in order, the first R rows of the tile (A's
-// rows `lda` apart): each element's sum runs as the scalar loop's would, in registers.
-template <int R, typename Acc>
-void accumulate_tile(const Acc* a, int64_t lda, const Acc* panel, int64_t k, Acc (&tile)[kTileRows][kPanel]) {
-    using V = typename Lanes<Acc>::type;
-    using Lane = typename Lanes<Acc>::lane;
-    constexpr int64_t kHalf = kPanel / 2;
-    V lo[R], hi[R];
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) {
-        std::memcpy(&lo[r], &tile[r][0], sizeof(V));
-        std::memcpy(&hi[r], &tile[r][kHalf], sizeof(V));
-    }
+// B is packed in panels of kPanel columns, K rows each (the blocks' first columns are multiples of
+// 16, baseN's check, so a block's panels are whole ones); a tile is up to kTileRows rows of A
+// times one panel.
+constexpr int64_t kPanel = 16;
+constexpr int64_t kTileRows = 4;
+
+// tile[r][j] += A[r][p] * panel[p][j] for p = 0..k-1 in order, rows r < R (A's rows `lda` apart),
+// in vectors of N lanes held in registers: each element's sum runs as the scalar loop's would.
+template <int R, int N, typename Acc>
+__attribute__((always_inline)) inline void accumulate_rows(const Acc* a, int64_t lda, const Acc* panel, int64_t k,
+                                                           Acc (*tile)[kPanel]) {
+    using V = typename Lanes<Acc, N>::type;
+    using Lane = typename Lanes<Acc, N>::lane;
+    constexpr int C = kPanel / N;  // vectors a row
+    V acc[R][C];
+#pragma GCC unroll 16
+    for (int i = 0; i < R * C; ++i) std::memcpy(&acc[i / C][i % C], &tile[i / C][i % C * N], sizeof(V));
     for (int64_t p = 0; p < k; ++p) {
-        V b0, b1;
-        std::memcpy(&b0, panel + p * kPanel, sizeof(V));
-        std::memcpy(&b1, panel + p * kPanel + kHalf, sizeof(V));
+        V b[C];
+#pragma GCC unroll 4
+        for (int c = 0; c < C; ++c) std::memcpy(&b[c], panel + p * kPanel + c * N, sizeof(V));
 #pragma GCC unroll 4
         for (int r = 0; r < R; ++r) {
             const Lane x = static_cast<Lane>(a[r * lda + p]);
-            lo[r] += x * b0;
-            hi[r] += x * b1;
+#pragma GCC unroll 4
+            for (int c = 0; c < C; ++c) acc[r][c] += x * b[c];
         }
     }
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) {
-        std::memcpy(&tile[r][0], &lo[r], sizeof(V));
-        std::memcpy(&tile[r][kHalf], &hi[r], sizeof(V));
+#pragma GCC unroll 16
+    for (int i = 0; i < R * C; ++i) std::memcpy(&tile[i / C][i % C * N], &acc[i / C][i % C], sizeof(V));
+}
+
+// The first `rows` rows of a tile, in 16-byte vectors (SSE2 on x86-64, NEON on arm64): two rows at
+// a time, as eight accumulators and a panel row's four vectors fill 13 of the 16 registers.
+template <typename Acc>
+void accumulate_tile_16(const Acc* a, int64_t lda, const Acc* panel, int64_t k, Acc (&tile)[kTileRows][kPanel],
+                        int64_t rows) {
+    int64_t r = 0;
+    for (; r + 2 <= rows; r += 2) accumulate_rows<2, 4>(a + r * lda, lda, panel, k, tile + r);
+    if (r < rows) accumulate_rows<1, 4>(a + r * lda, lda, panel, k, tile + r);
+}
+
+#if defined(__x86_64__)
+// The same with AVX's 32-byte vectors where the CPU has them: four rows at once, 2.5 times as fast.
+// AVX brings no fused multiply-add, so products are rounded before the sum, as everywhere else.
+template <typename Acc>
+__attribute__((target("avx"))) void accumulate_tile_32(const Acc* a, int64_t lda, const Acc* panel, int64_t k,
+                                                       Acc (&tile)[kTileRows][kPanel], int64_t rows) {
+    switch (rows) {
+        case 4: accumulate_rows<4, 8>(a, lda, panel, k, tile); break;
+        case 3: accumulate_rows<3, 8>(a, lda, panel, k, tile); break;
+        case 2: accumulate_rows<2, 8>(a, lda, panel, k, tile); break;
+        default: accumulate_rows<1, 8>(a, lda, panel, k, tile); break;
     }
+}
+#endif
+
+// The first `rows` (1..kTileRows) rows of a tile, the widest way this CPU can.
+template <typename Acc>
+void accumulate_tile(const Acc* a, int64_t lda, const Acc* panel, int64_t k, Acc (&tile)[kTileRows][kPanel],
+                     int64_t rows) {
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx")) return accumulate_tile_32(a, lda, panel, k, tile, rows);
+#endif
+    accumulate_tile_16(a, lda, panel, k, tile, rows);
 }
 
 // The tiling fields a Matmul reads, checked once in Init. `a_bytes`, `b_bytes`: input element sizes.
@@ -523,8 +554,7 @@ private:
     }
 
     // acc_ = bias + A[block rows] x B[block cols], accumulated in Acc over K (or added to acc_), a
-    // tile of rows x one panel of B at a time. The block's first column is a multiple of 16
-    // (baseN's check), so its panels are whole ones of the packing.
+    // tile of kTileRows rows x one panel of B at a time.
     void compute_block(bool partial_sum) {
         using ascrun::matmul::kPanel;
         using ascrun::matmul::kTileRows;
@@ -546,13 +576,7 @@ private:
                                                  : (bias_vals_.empty() ? Acc(0) : bias_vals_[c0 + j0 + j]);
                     }
                 }
-                const Acc* a = &a_vals_[static_cast<size_t>((r0 + i0) * k)];
-                switch (h) {
-                    case 4: ascrun::matmul::accumulate_tile<4>(a, k, panel, k, tile); break;
-                    case 3: ascrun::matmul::accumulate_tile<3>(a, k, panel, k, tile); break;
-                    case 2: ascrun::matmul::accumulate_tile<2>(a, k, panel, k, tile); break;
-                    default: ascrun::matmul::accumulate_tile<1>(a, k, panel, k, tile); break;
-                }
+                ascrun::matmul::accumulate_tile(&a_vals_[static_cast<size_t>((r0 + i0) * k)], k, panel, k, tile, h);
                 for (int64_t i = 0; i < h; ++i) {
                     for (int64_t j = 0; j < w; ++j) acc_[(i0 + i) * base_n + j0 + j] = tile[i][j];
                 }
