@@ -128,6 +128,11 @@ def param_names(bundle: KernelBundle) -> List[str]:
     return [a.arg for a in _entry(bundle).args.args]
 
 
+def param_annotations(bundle: KernelBundle) -> List[str]:
+    """Each of the entry's parameters' annotation as the kernel spells it ("" for none)."""
+    return [ast.unparse(a.annotation) if a.annotation is not None else "" for a in _entry(bundle).args.args]
+
+
 def specialization(bundle: KernelBundle, args: Sequence[ArgSpec]) -> Dict[str, Any]:
     """The part of a launch that selects the compiled kernel: dtypes, scalar types, ConstExpr values."""
     names = param_names(bundle)
