@@ -5,17 +5,20 @@ PYTHON ?= python3
 VENV := .venv
 DEMO_STAMP := $(VENV)/.demo-stamp
 STAMP := $(VENV)/.installed-stamp
+# setuptools' one note on an editable install of a package-dir mapping (it imports through a finder,
+# as intended here); any other warning of the build still shows
+QUIET_EDITABLE := PYTHONWARNINGS='ignore:Editable installation'
 
 $(VENV)/bin/pip:
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 
 $(DEMO_STAMP): pyproject.toml | $(VENV)/bin/pip
-	$(VENV)/bin/pip install --quiet -e '.[worker,server]'
+	$(QUIET_EDITABLE) $(VENV)/bin/pip install --quiet -e '.[worker,server]'
 	touch $@
 
 $(STAMP): pyproject.toml | $(VENV)/bin/pip
-	$(VENV)/bin/pip install --quiet -e '.[worker,server,dev]'
+	$(QUIET_EDITABLE) $(VENV)/bin/pip install --quiet -e '.[worker,server,dev]'
 	touch $@
 
 # The dashboard's browser tests drive Debian's chromium (Playwright's own browser downloads are not
