@@ -1,6 +1,6 @@
 """deploy/'s operator kit: the Prometheus alert rules and the Grafana dashboard. Every PromQL
 expression in them parses (promql-parser) and names only series a real scrape of the service
-shows (or Prometheus's own `up`); the rules file has Prometheus's rule-file structure; the
+shows (or Prometheus's own `up`), with labels their samples carry; the rules file has Prometheus's rule-file structure; the
 dashboard shows every metric family the service exports."""
 import base64
 import json
@@ -9,11 +9,14 @@ import shutil
 import subprocess
 
 import httpx
+import numpy as np
 import promql_parser
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+import ascrun
 import deploy_files as files
+import ops
 
 PROMETHEUS_OWN = {"up"}  # the series Prometheus adds for each scrape target
 DURATION = re.compile(r"^(\d+(ms|s|m|h|d|w|y))+$")
@@ -21,32 +24,52 @@ RULE_KEYS = {"alert": {"alert", "expr", "for", "keep_firing_for", "labels", "ann
              "record": {"record", "expr", "labels"}}
 GROUP_KEYS = {"name", "interval", "limit", "query_offset", "rules"}
 GRAFANA_INTERVALS = re.compile(r"\$__(rate_interval|interval|range)\b")  # Grafana's, in a range selector
-LABEL_VALUES = re.compile(r"^label_values\((\w+),\s*\w+\)$")  # a Grafana template variable's query
+LABEL_VALUES = re.compile(r"^label_values\((\w+),\s*(\w+)\)$")  # a Grafana template variable's query
 
 
 @pytest.fixture(scope="module")
 def exported(service) -> tuple:
-    """(every series name, every family name) a scrape of the real service shows: open mode's one
-    tenant is the operator, who sees them all."""
+    """({series name: the label names its samples show}, {family name}) of a scrape of the real
+    service after a job (so that the jobs' series have samples): open mode's one tenant is the
+    operator, who sees them all."""
+    x = np.ones(256, np.float32)
+    with ascrun.Client(service.url) as client:
+        client.launch(ops.binary_kernel, 1, x, x, np.zeros_like(x), 256, "add")
     response = httpx.get(f"{service.url}/metrics", timeout=10)
     response.raise_for_status()
     suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_count", "_sum"), "gauge": ("",)}
-    series, families = set(), set()
+    series, families = {}, set()
     for family in text_string_to_metric_families(response.text):
         if not family.name.endswith("_created"):  # prometheus-client's creation times of its own counters
             families.add(family.name)
-        series |= {s.name for s in family.samples} | {family.name + end for end in suffixes.get(family.type, ("",))}
+        for end in suffixes.get(family.type, ("",)):
+            series.setdefault(family.name + end, set())
+        for sample in family.samples:
+            series.setdefault(sample.name, set()).update(sample.labels)
     return series, families
 
 
-def selected(expression: str) -> set:
-    """The metric names an expression's vector selectors name (parsed, not pattern-matched)."""
+def selected(expression: str) -> dict:
+    """{metric name: the label names its matchers name} of an expression's vector selectors
+    (parsed, not pattern-matched)."""
     tree = promql_parser.parse(GRAFANA_INTERVALS.sub("5m", expression))
-    names = set()
-    promql_parser.walk(tree, lambda node: names.add(node.name) if isinstance(node, promql_parser.VectorSelector)
-                       else None)
+    names = {}
+
+    def visit(node):
+        if isinstance(node, promql_parser.VectorSelector):
+            names.setdefault(node.name, set()).update(m.name for m in node.matchers.matchers)
+
+    promql_parser.walk(tree, visit)
     assert None not in names, f"a selector without a metric name: {expression}"
     return names
+
+
+def assert_exported(named: dict, series: dict) -> None:
+    """Each name is a series we export, and each label its matchers name is one its samples carry
+    (where the scrape had samples of it)."""
+    assert set(named) <= set(series), set(named) - set(series)
+    for name, labels in named.items():
+        assert not series[name] or labels <= series[name], (name, labels - series[name])
 
 
 def alert_rules() -> list:
@@ -79,21 +102,28 @@ def test_the_rules_file_has_prometheus_rule_file_structure():
 @pytest.mark.service
 def test_there_is_an_alert_for_each_failure_an_operator_watches(exported):
     series, _ = exported
-    watched = {name for rule in alert_rules() for name in selected(rule["expr"])}
+    watched = {}
+    for rule in alert_rules():
+        for name, labels in selected(rule["expr"]).items():
+            watched.setdefault(name, set()).update(labels)
     assert {"up", "ascrun_workers_live", "ascrun_queue_oldest_age_seconds", "ascrun_http_requests_total",
-            "ascrun_jobs_total", "ascrun_redis_used_memory_bytes", "ascrun_jails_failed_total"} <= watched
-    assert watched - PROMETHEUS_OWN <= series, watched - PROMETHEUS_OWN - series
+            "ascrun_jobs_total", "ascrun_redis_used_memory_bytes", "ascrun_jails_failed_total"} <= set(watched)
+    assert_exported({name: labels for name, labels in watched.items() if name not in PROMETHEUS_OWN}, series)
 
 
 @pytest.mark.service
 def test_every_dashboard_expression_names_series_we_export(exported):
     series, families = exported
     board = files.grafana_dashboard()
-    named = {name for expression in dashboard_expressions() for name in selected(expression)}
+    named = {}
+    for expression in dashboard_expressions():
+        for name, labels in selected(expression).items():
+            named.setdefault(name, set()).update(labels)
     for variable in board["templating"]["list"]:
         if variable["type"] == "query":
-            named.add(LABEL_VALUES.match(variable["query"]["query"]).group(1))
-    assert named <= series, named - series
+            name, label = LABEL_VALUES.match(variable["query"]["query"]).groups()
+            named.setdefault(name, set()).add(label)
+    assert_exported(named, series)
     shown = {family for family in families for name in named if name.startswith(family)}
     assert shown == families, families - shown  # every family the service exports is on the dashboard
 
