@@ -27,7 +27,7 @@ class Hijacked(jail.PythonJail):
     def __init__(self, script: str):
         self.process = bwrap.popen(bwrap.command(["/usr/bin/python3", "-I", "-c", script]), stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.ready, self.stderr_tail = False, ""
+        self.ready, self.stderr_tail, self.stage = False, "", "run"
         self.artifacts = {}
         self.cpu_s, self.threads, self.stage_pid = 0.0, frozenset(), 0
 

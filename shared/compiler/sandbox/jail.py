@@ -26,11 +26,17 @@ class JailCrashed(Exception):
     pass
 
 
+# Called (stage, "start" or "crash") when a jail dies before it said it was ready, or after: a worker
+# counts these in the pool's metrics (server/workers/worker.py sets it); in process (run_local) it is None.
+failure_hook: Optional[Callable[[str, str], None]] = None
+
+
 class PythonJail:
     """A long-lived jailed Python stage answering one message with one message."""
 
     def __init__(self, stage: str, limits: Dict, ro_paths: Sequence[str] = (), devices: Sequence[str] = (),
                  environment: Mapping[str, str] | None = None):
+        self.stage = stage.split(":")[0]  # "cann-build:<SOC>" counts as cann-build
         self.artifacts: Dict[str, bool] = {}  # a run jail's: digests of the artifacts it holds, oldest first
         self.cpu_s = 0.0  # its stage's CPU time so far, as /proc showed it after its last request
         self.threads: frozenset = frozenset()  # its stage's threads once ready (bwrap.usage)
@@ -42,13 +48,10 @@ class PythonJail:
 
     def wait_ready(self, deadline: float) -> None:
         if not self.ready:
-            try:
-                header, _ = self._read(deadline, MAX_HEADER_BYTES)
-                if header.get("ready") is not True:
-                    raise JailCrashed("the jail did not start")
-            except JailCrashed as e:
+            header, _ = self._read(deadline, MAX_HEADER_BYTES)
+            if header.get("ready") is not True:
                 self.close(grace_s=2.0)
-                raise JailCrashed(f"{e}; its stderr ends: {self.stderr_tail}" if self.stderr_tail else str(e)) from None
+                raise self._crashed("the jail did not start")
             self.process.stderr.close()  # the stage writes to no one from now on (inside.announce_ready)
             self.ready = True
             self.stage_pid = bwrap.stage_pid(self.process)
@@ -64,7 +67,14 @@ class PythonJail:
             raise JailTimeout from None
         except (EOFError, ValueError):
             self.close(grace_s=2.0)
-            raise JailCrashed(bwrap.describe_exit(self.process.returncode)) from None
+            raise self._crashed(bwrap.describe_exit(self.process.returncode)) from None
+
+    def _crashed(self, why: str) -> JailCrashed:
+        if failure_hook is not None:
+            failure_hook(self.stage, "crash" if self.ready else "start")
+        if not self.ready and self.stderr_tail:  # why it died at start, as close() kept it
+            why = f"{why}; its stderr ends: {self.stderr_tail}"
+        return JailCrashed(why)
 
     def request(self, header: Dict, blobs: Sequence[bytes], timeout_s: float, max_reply: int = MAX_BLOB_BYTES,
                 sink_for: Optional[Callable[..., Sink]] = None) -> Tuple[Dict, List[bytes]]:
@@ -81,7 +91,7 @@ class PythonJail:
                 raise JailTimeout from None
             except OSError:
                 self.close(grace_s=2.0)
-                raise JailCrashed(bwrap.describe_exit(self.process.returncode)) from None
+                raise self._crashed(bwrap.describe_exit(self.process.returncode)) from None
             return self._read(deadline, max_reply, sink_for)
         except BaseException:
             self.close()  # whatever broke off the exchange, the pipes are out of step: never reuse this jail
