@@ -187,6 +187,9 @@ class JobRequest(Strict):
         "orders, and a SetFlag never waited for: warn (default): each is a warning; fault: the first fails the "
         "launch; off: no check. "
         "sim and npu ignore it"))
+    model: bool = Field(default=True, description=(
+        "the cpu target's modeled timeline: true (default): the result has model and trace; false: neither, "
+        "and the run is faster (the hazard check does not depend on it). sim and npu ignore it"))
     benchmark: Optional[BenchmarkPolicy] = Field(default=None, description=(
         "repeat the launch in this job and record statistics (JobResult.benchmark); the outputs are the last "
         "repeat's, checked bit for bit against the first run's"))

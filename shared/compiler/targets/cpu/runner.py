@@ -104,7 +104,7 @@ class CpuRunner:
         """Launch with `values` for the runtime `params` (tensors as C-contiguous ndarrays, written
         in place; structs as their packed bytes). A fault raises KernelRuntimeError carrying the log
         and warnings up to it. `hazards`: the policy for races between pipes; `model`: return the
-        modeled timeline (False only to measure what it costs)."""
+        modeled timeline (model and trace; False: neither, and a faster launch)."""
         check_core_num(core_num)
         bounds_code = check_bounds(bounds)
         hazards_code = check_hazards(hazards)
