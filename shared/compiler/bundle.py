@@ -28,6 +28,12 @@ LANGUAGE_MODULE = "asc.language"
 # Modules a bundle may import under an alias: asc itself, its kernel language, and the config
 # module whose enums @asc.jit options name (config.KernelType.AIV_ONLY).
 CONFIG_MODULE = "asc.runtime.config"
+# pyasc's tile-level front end (the nightly's, absent from pyasc 1.1.1): a kernel may import it
+# (`from asc.experimental import asctile`) and reach its language (asctile.language.*), through
+# which it builds IR as through asc.language; asctile.inline and inline_vf are refused where their
+# text enters the IR (frontend._STRING_GUARDS).
+ASCTILE_MODULE = "asc.experimental.asctile"
+ASCTILE_LANGUAGE = ASCTILE_MODULE + ".language"
 # Builtins a kernel may name: those pyasc's codegen resolves (NameScope.builtins) but `type`,
 # which with three arguments creates classes; plus bool for annotations. Defined functions see
 # only these, so a bundle cannot reach open(), __import__ or exec through its namespace.
@@ -39,7 +45,8 @@ TYPING_FORMS = ("Any", "Dict", "List", "Optional", "Sequence", "Tuple", "Union")
 
 
 def is_allowed_module(name: str) -> bool:
-    return name in (ALLOWED_MODULE, CONFIG_MODULE) or name == LANGUAGE_MODULE or name.startswith(LANGUAGE_MODULE + ".")
+    return (name in (ALLOWED_MODULE, CONFIG_MODULE, ASCTILE_MODULE) or name == LANGUAGE_MODULE
+            or name.startswith(LANGUAGE_MODULE + "."))
 
 
 @dataclass(frozen=True)
@@ -191,7 +198,8 @@ def collect(kernel: Any) -> KernelBundle:
                 if not is_allowed_module(value.__name__):
                     raise BundleRejected(f"kernel reads module '{name}' ({value.__name__}) {where}: "
                                          f"only the '{ALLOWED_MODULE}' package, its kernel language "
-                                         f"({LANGUAGE_MODULE}) and {CONFIG_MODULE} can be used in kernels")
+                                         f"({LANGUAGE_MODULE}), {CONFIG_MODULE} and {ASCTILE_MODULE} can be "
+                                         "used in kernels")
                 _merge(modules, name, value.__name__, where)
             elif _is_jit_function(value):
                 if value.fn.__name__ != name:

@@ -31,6 +31,7 @@
 #include "ascrun/vector/trans_5hd.h"
 #include "ascrun/vector/softmax.h"
 #include "ascrun/vector/bilinear.h"
+#include "ascrun/vector/math.h"
 #include "ascrun/framework/tpipe.h"
 #include "ascrun/framework/local_mem_allocator.h"
 #include "ascrun/cube/aipp.h"
