@@ -7,7 +7,7 @@
 // calCount elements, computed in float and rounded once to T: the device's polynomial approximations
 // are not bit-exact with that (compare with a tolerance). The temporary space holds no result: its
 // size (GetErfMaxMinTmpSize / GetTanhMaxMinTmpSize) is not checked, the cpu target needs none.
-// Faults: an operand past its tensor (bounds policy), a negative count, src and dst sharing any
+// Faults: an operand past its tensor (bounds policy; calCount is unsigned), src and dst sharing any
 // byte ("不支持源操作数与目的操作数地址重叠"), a sharedTmpBuffer sharing bytes with either.
 #pragma once
 
