@@ -62,6 +62,20 @@ def test_unary_ops_run_in_process(tile, op):
 
 
 @needs_asctile
+def test_a_scalar_op_the_nightly_emits_for_910B_faults_as_the_device_would_misbehave(tile):
+    """The nightly writes `Muls<float, 0>(dst, src, 2.0f, count)`: the count form with isSetMask = false.
+    Adds.md/Muls.md: then "本接口入参中的count不生效" (the count is not used); asc-devkit's c220 MulsImpl
+    (impl/basic_api/dav_c220/kernel_operator_vec_binary_scalar_impl.h) issues one repeat under the mask
+    register as it is, so without SetMaskCount the device computes 256 bytes, not `count` elements."""
+    (x,) = _inputs(1)
+    with pytest.raises(ascrun.KernelError) as e:
+        ascrun.run_local(tile.unary, 1, x, np.zeros_like(x), N, TILE, "scale")
+    assert str(e.value) == (
+        "block 0: Muls: the count form with isSetMask = false takes its element count from the mask register in "
+        "counter mode; call SetMaskCount and SetVectorMask first (in normal mode the count is undefined)")
+
+
+@needs_asctile
 def test_compile_options_in_the_decorator_reach_pyasc(tile):
     x, y = _inputs()
     z = np.zeros_like(x[:1024])
@@ -119,6 +133,27 @@ def test_asctile_calls_that_paste_cpp_are_refused(tmp_path, body, message):
         ascrun.run_local(kernel, 1, np.zeros(8, np.float32))
     assert e.value.kind == "compile_error"
     assert str(e.value) == f"pyasc could not compile the kernel: in kernel 'k' at {path}:6: {message}"
+
+
+@needs_asctile
+def test_device_assert_prints_its_message_as_written_then_traps(tmp_path):
+    """debug=True keeps asctile's debug ops: the message reaches the C++ as a literal pyasc escapes (and
+    the source guard checks), so it prints as the kernel wrote it; the core then traps."""
+    message = 'q"); system("id"); //\\'
+    path = tmp_path / "asserts.py"
+    path.write_text("from asc.experimental import asctile\n\n\n@asctile.jit(debug=True)\n"
+                    "def k(x: asctile.GlobalAddress, limit: int):\n"
+                    f"    asctile.device_assert(asctile.block_idx() < limit, {message!r})\n"
+                    "    asctile.device_print('block', asctile.block_idx(), end='')\n")
+    kernel = load_module(path).k
+    printed = ascrun.run_local(kernel, 2, np.zeros(8, np.float32), 2).log
+    assert printed == "[AIV Block 0/2] block 0[AIV Block 1/2] block 1"
+    with pytest.raises(ascrun.KernelError) as e:
+        ascrun.run_local(kernel, 2, np.zeros(8, np.float32), 1)
+    assert e.value.kind == "runtime_error"
+    assert str(e.value).startswith("block 1: Trap: the kernel stopped its core")
+    assert e.value.log.startswith("[AIV Block 0/2] block 0[AIV Block 1/2] Assertion failed at ")
+    assert e.value.log.endswith(f":6:5: {message}\n")
 
 
 @needs_asctile

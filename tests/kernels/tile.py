@@ -34,6 +34,8 @@ def unary(x_ptr: asctile.GlobalAddress, z_ptr: asctile.GlobalAddress, n: asctile
             z = asctile.exp(x)
         elif op == "erf":
             z = asctile.erf(x)
+        elif op == "scale":
+            z = x * 2.0
         else:
             z = asctile.tanh(x)
         asctile.copy_out(z, z_gm, [offset])

@@ -37,4 +37,5 @@
 #include "ascrun/cube/aipp.h"
 #include "ascrun/cube/tiling.h"
 #include "ascrun/debug/print.h"
+#include "ascrun/debug/trap.h"
 #include "ascrun/launch/launch.h"
