@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 import ascrun
-from ascrun.compiler import bundle as bundles, frontend
+from ascrun.compiler import bundle as bundles, frontend, gate
 from ascrun.compiler.bundle import KernelBundle
 from ascrun.compiler.errors import BundleRejected
 from ascrun.server.models import CompileOptions
@@ -59,6 +59,14 @@ def test_unary_ops_run_in_process(tile, op):
     z = np.zeros_like(x)
     ascrun.run_local(tile.unary, BLOCKS, x, z, N, TILE, op)
     np.testing.assert_allclose(z, REFERENCES[op](x).astype(np.float32), rtol=1e-5, atol=1e-6)
+
+
+@needs_asctile
+def test_asctiles_builtins_are_its_own(tile):
+    x, y, w = _inputs(3)
+    z = np.zeros_like(x)
+    ascrun.run_local(tile.vmax3, 1, x, y, w, z, N)
+    np.testing.assert_array_equal(z, np.maximum(np.maximum(x, y), w) + ((w + x) + y))
 
 
 @needs_asctile
@@ -149,10 +157,10 @@ def test_device_assert_prints_its_message_as_written_then_traps(tmp_path):
     printed = ascrun.run_local(kernel, 2, np.zeros(8, np.float32), 2).log
     assert printed == "[AIV Block 0/2] block 0[AIV Block 1/2] block 1"
     with pytest.raises(ascrun.KernelError) as e:
-        ascrun.run_local(kernel, 2, np.zeros(8, np.float32), 1)
+        ascrun.run_local(kernel, 1, np.zeros(8, np.float32), 0)  # one block: the other's print would race
     assert e.value.kind == "runtime_error"
-    assert str(e.value).startswith("block 1: Trap: the kernel stopped its core")
-    assert e.value.log.startswith("[AIV Block 0/2] block 0[AIV Block 1/2] Assertion failed at ")
+    assert str(e.value).startswith("block 0: Trap: the kernel stopped its core")
+    assert e.value.log.startswith("[AIV Block 0/1] Assertion failed at ")
     assert e.value.log.endswith(f":6:5: {message}\n")
 
 
@@ -195,6 +203,21 @@ def test_a_jobs_options_reach_asctiles_compiler(tile):
     synced = frontend.run(bundle, args, {"insert_sync": True})
     unsynced = frontend.run(bundle, args, {"insert_sync": False, "reuse_alloc": 2, "static_alloc": False})
     assert "EnQue" in synced.source and "EnQue" not in unsynced.source
+
+
+def test_asctiles_builtins_are_not_an_asc_kernels(tmp_path):
+    path = tmp_path / "plain.py"
+    path.write_text("import asc\n\n\n@asc.jit\ndef k(n: int):\n    print(max(n, 1))\n")
+    with pytest.raises(BundleRejected) as e:
+        bundles.collect(load_module(path).k)
+    assert str(e.value) == f"kernel uses builtin 'print' in 'k' ({path}:6), which kernels may not use"
+    source = "@asc.jit\ndef k(n: int):\n    max(n, 1)\n"
+    bundle = KernelBundle.from_json({"entry": "k", "functions": [{"name": "k", "source": source, "filename": "k.py",
+                                                                    "lineno": 4}],
+                                     "constants": {}, "modules": {"asc": "asc"}})
+    with pytest.raises(BundleRejected) as e:
+        gate.validate(bundle)
+    assert str(e.value) == "kernel 'k' (k.py:6) reads 'max', which the bundle does not define"
 
 
 @pytest.mark.skipif(HAS_ASCTILE, reason="asctile is installed: the refusal is for a pyasc without it")

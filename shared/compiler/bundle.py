@@ -39,6 +39,10 @@ ASCTILE_LANGUAGE = ASCTILE_MODULE + ".language"
 # only these, so a bundle cannot reach open(), __import__ or exec through its namespace.
 KERNEL_BUILTINS = ("bool", "dict", "float", "int", "isinstance", "issubclass", "len", "list", "range", "repr",
                    "str", "tuple")
+# Builtins an asctile kernel may name besides: asctile's codegen resolves them to its own
+# (asc.experimental.asctile.runtime.custom_builtins: tile-wise max/min/sum, device_print), never to
+# Python's, and the bundle's namespace does not hold them.
+ASCTILE_BUILTINS = ("max", "min", "print", "sum")
 # typing's forms a kernel may name in its annotations, and nowhere else (pyasc accepts
 # `-> Tuple[int, int]` on a helper); `from typing import Tuple` binds them, so they are globals.
 TYPING_FORMS = ("Any", "Dict", "List", "Optional", "Sequence", "Tuple", "Union")
@@ -182,6 +186,7 @@ def collect(kernel: Any) -> KernelBundle:
         source, lineno, free_names = _code_info(fn.__code__, fn)
         functions[fn.__name__] = KernelFunction(fn.__name__, source, fn.__code__.co_filename, lineno)
         closure = inspect.getclosurevars(fn).nonlocals if fn.__closure__ else {}
+        builtin_names = KERNEL_BUILTINS + (ASCTILE_BUILTINS if _reads_asctile(fn, free_names) else ())
         for name, line in free_names:
             where = f"in '{fn.__name__}' ({fn.__code__.co_filename}:{lineno + line - 1})"
             if name in closure:
@@ -189,7 +194,7 @@ def collect(kernel: Any) -> KernelBundle:
                                      "define kernels at module level")
             if name not in fn.__globals__:
                 if hasattr(builtins, name):
-                    if name not in KERNEL_BUILTINS:
+                    if name not in builtin_names:
                         raise BundleRejected(f"kernel uses builtin '{name}' {where}, which kernels may not use")
                     continue
                 raise BundleRejected(f"kernel reads '{name}' {where}, which is not defined")
@@ -238,6 +243,12 @@ def collect(kernel: Any) -> KernelBundle:
         structs=tuple(sorted(structs.items())),
         annotations=tuple(sorted(annotations.items())),
     )
+
+
+def _reads_asctile(fn: Callable, free_names: Iterable[Tuple[str, int]]) -> bool:
+    """Whether `fn` names the asctile module (then asctile's builtins are its)."""
+    return any(isinstance(value, types.ModuleType) and value.__name__ == ASCTILE_MODULE
+               for value in (fn.__globals__.get(name) for name, _ in free_names))
 
 
 def _typing_form(value: Any) -> str | None:

@@ -16,8 +16,9 @@ import typing
 from typing import Any, Callable, Dict, Iterable, Mapping, Tuple
 
 from . import structs as struct_defs
-from .bundle import (ALLOWED_MODULE, ASCTILE_LANGUAGE, ASCTILE_MODULE, CONFIG_MODULE, KERNEL_BUILTINS, LANGUAGE_MODULE,
-                     TYPING_FORMS, KernelBundle, KernelFunction, free_names, is_allowed_module, is_literal_constant)
+from .bundle import (ALLOWED_MODULE, ASCTILE_BUILTINS, ASCTILE_LANGUAGE, ASCTILE_MODULE, CONFIG_MODULE, KERNEL_BUILTINS,
+                     LANGUAGE_MODULE, TYPING_FORMS, KernelBundle, KernelFunction, free_names, is_allowed_module,
+                     is_literal_constant)
 from .errors import BundleRejected
 
 # str.format and format_map read attributes and items named in their text ("{0.__globals__}"),
@@ -198,8 +199,10 @@ def _validate_names_and_calls(bundle: KernelBundle) -> None:
     """Every name a kernel reads is defined by the bundle, and no kernel calls itself (pyasc
     inlines calls, so recursion would never end)."""
     functions = {f.name for f in bundle.functions}
+    asctile = any(module == ASCTILE_MODULE for _, module in bundle.modules)
     defined = (functions | {n for n, _ in bundle.constants} | {n for n, _ in bundle.modules}
-               | {n for n, _ in bundle.structs} | {n for n, _ in bundle.annotations} | set(KERNEL_BUILTINS))
+               | {n for n, _ in bundle.structs} | {n for n, _ in bundle.annotations} | set(KERNEL_BUILTINS)
+               | set(ASCTILE_BUILTINS if asctile else ()))
     calls: Dict[str, set] = {}
     for fn in bundle.functions:
         tree = _parse(fn).body[0]

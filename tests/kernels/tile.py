@@ -50,3 +50,13 @@ def vsub_with_options(x_ptr: asctile.GlobalAddress, y_ptr: asctile.GlobalAddress
     x = asctile.copy_in(x_gm, [0], [n])
     y = asctile.copy_in(y_gm, [0], [n])
     asctile.copy_out(x - y, z_gm, [0])
+
+
+@asctile.jit
+def vmax3(x_ptr: asctile.GlobalAddress, y_ptr: asctile.GlobalAddress, w_ptr: asctile.GlobalAddress,
+          z_ptr: asctile.GlobalAddress, n: asctile.ConstExpr[int]):
+    """asctile's builtins: max and sum of tiles (its codegen's own, not Python's)."""
+    x = asctile.copy_in(asctile.global_tensor(x_ptr, [n]), [0], [n])
+    y = asctile.copy_in(asctile.global_tensor(y_ptr, [n]), [0], [n])
+    w = asctile.copy_in(asctile.global_tensor(w_ptr, [n]), [0], [n])
+    asctile.copy_out(max(x, y, w) + sum([x, y], w), asctile.global_tensor(z_ptr, [n]), [0])
