@@ -5,6 +5,7 @@ toolchain shares. A jail's answer is untrusted: read as the protocol says, or th
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -14,6 +15,7 @@ from . import bwrap
 from .framing import MAX_BLOB_BYTES, MAX_HEADER_BYTES, Sink, read_message, read_streamed, write_message
 
 MAX_ARTIFACT_BYTES = 256 << 20
+STDERR_TAIL_CHARS = 2000
 
 
 class JailTimeout(Exception):
@@ -34,14 +36,20 @@ class PythonJail:
         self.threads: frozenset = frozenset()  # its stage's threads once ready (bwrap.usage)
         self.stage_pid = 0
         self.process = bwrap.popen(bwrap.python_command(stage, limits, ro_paths, devices, environment),
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.ready = False
+        self.stderr_tail = ""  # what it wrote before it died, if it died before it was ready
 
     def wait_ready(self, deadline: float) -> None:
         if not self.ready:
-            header, _ = self._read(deadline, MAX_HEADER_BYTES)
-            if header.get("ready") is not True:
-                raise JailCrashed("the jail did not start")
+            try:
+                header, _ = self._read(deadline, MAX_HEADER_BYTES)
+                if header.get("ready") is not True:
+                    raise JailCrashed("the jail did not start")
+            except JailCrashed as e:
+                self.close(grace_s=2.0)
+                raise JailCrashed(f"{e}; its stderr ends: {self.stderr_tail}" if self.stderr_tail else str(e)) from None
+            self.process.stderr.close()  # the stage writes to no one from now on (inside.announce_ready)
             self.ready = True
             self.stage_pid = bwrap.stage_pid(self.process)
             self.threads = bwrap.usage(self.stage_pid).threads
@@ -90,7 +98,14 @@ class PythonJail:
         except subprocess.TimeoutExpired:
             pass
         bwrap.kill(self.process)
-        for pipe in (self.process.stdin, self.process.stdout):
+        if not self.process.stderr.closed:  # it died before it was ready: keep why, for wait_ready to say
+            os.set_blocking(self.process.stderr.fileno(), False)
+            try:
+                text = (self.process.stderr.read() or b"").decode(errors="replace")  # 64 KiB at most: a pipe's
+            except OSError:
+                text = ""
+            self.stderr_tail = text.strip()[-STDERR_TAIL_CHARS:]
+        for pipe in (self.process.stdin, self.process.stdout, self.process.stderr):
             try:
                 pipe.close()
             except OSError:
