@@ -154,7 +154,9 @@ class CompileOptions(Strict):
     """The pyasc options a job may set, as @asc.jit(...) would (asc.runtime.compiler's CompileOptions,
     asc.runtime.jit's CodegenOptions): a closed set of typed values. Not among them: kernel_type
     (name it in the kernel's @asc.jit), bisheng_options (the pool's compiler flags are the
-    operator's), auto_sync_log (a file path), print_ir_before_all and always_compile."""
+    operator's), auto_sync_log (a file path), print_ir_before_all and always_compile. The last four are
+    asctile's (asc.experimental.asctile's CompileOptions, pyasc's nightly; with insert_sync): an asc
+    kernel, or a pyasc without asctile, refuses them as unknown compile options."""
     debug: Optional[bool] = None
     strip_loc: Optional[bool] = None
     verify_sync: Optional[bool] = None
@@ -165,6 +167,10 @@ class CompileOptions(Strict):
     matmul_cube_only: Optional[bool] = None
     capture_exceptions: Optional[bool] = None
     ir_multithreading: Optional[bool] = None
+    cv_ratio: Optional[Literal[1, 2]] = None  # vector cores per cube core
+    static_alloc: Optional[bool] = None
+    reuse_alloc: Optional[int] = Field(default=None, ge=0, le=2)  # 0 off, 1 legacy, 2 modern
+    vf_fusion: Optional[bool] = None  # C310 (Ascend950) only: pyasc refuses it for another arch
 
 
 LaunchArg = Annotated[Union[TensorArg, ScalarArg, StructArg], Field(discriminator="kind")]

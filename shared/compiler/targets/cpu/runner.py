@@ -132,11 +132,12 @@ class CpuRunner:
                     guarded[param["name"]] = (value, copy)
                     value, guard = copy[:value.nbytes].view(value.dtype).reshape(value.shape), GUARD_BYTES
                 cell = self._argument(param, value, code, regions, names, guard, keep)
-            elif kind == "ffts_addr":
-                # The FFTS base address matters only for cross-core sync on a device.
-                ffts = (ctypes.c_uint64 * 1)(0)
-                keep.append(ffts)
-                cell = ctypes.c_void_p(ctypes.addressof(ffts))
+            elif kind in ("ffts_addr", "dump_addr"):
+                # The FFTS base address matters only for cross-core sync on a device; the dump workspace
+                # only to a device's printf (the runtime's writes the report): a cell each must exist.
+                word = (ctypes.c_uint64 * 1)(0)
+                keep.append(word)
+                cell = ctypes.c_void_p(ctypes.addressof(word))
             else:
                 raise KernelRuntimeError(f"kernel argument kind '{kind}' is not supported on the cpu target")
             keep.append(cell)
