@@ -105,8 +105,9 @@ def build_wheel(tmp_path_factory, out: Path | None = None) -> Path:
     """The ascrun wheel, built as a fresh clone's `pip wheel .` builds it (in pip's isolated build env).
     pip builds in the source tree (build/, *.egg-info): one build at a time, see ascrun_wheel."""
     out = out or tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(ROOT)],
-                   check=True, capture_output=True)
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(ROOT)],
+                           check=True, capture_output=True, text=True)
+    (out / "pip.log").write_text(built.stdout + built.stderr)  # what a user's quiet pip install shows (test_packaging)
     return next(out.glob("ascrun-*.whl"))
 
 
@@ -328,7 +329,11 @@ class Service:
     def add_worker(self):
         worker = self.stack.start([sys.executable, "-m", "ascrun.cli", "worker"], self.env)
         self.workers.append(worker)
-        self.wait_for_workers(len(self.workers))
+        try:
+            self.wait_for_workers(len(self.workers))
+        except BaseException:
+            self.stop()  # a stack that could not start (e.g. its port taken) leaves no process behind
+            raise
         return worker
 
     def wait_for_workers(self, count: int | None, timeout: float = 60):
