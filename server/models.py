@@ -192,9 +192,20 @@ class JobRequest(Strict):
         "repeat's, checked bit for bit against the first run's"))
 
 
+class CitedFunction(BaseModel):
+    """A kernel's Python function that a job's error cites: its source, from its file's line `lineno`."""
+    name: str
+    filename: str
+    lineno: int
+    source: str
+
+
 class ErrorInfo(BaseModel):
     kind: str
     message: str
+    # a failed job's: the kernel's functions holding a line the message cites (a compile error's: at
+    # least the kernel's own), for the dashboard to show beside the message
+    python: Optional[List[CitedFunction]] = None
     missing: Optional[List[Digest]] = None  # kind "missing_blobs": the blobs to upload first
     served: Optional[List[str]] = None  # a job for a SOC no live worker serves: the SOCs that are
 
@@ -288,6 +299,12 @@ class MissingBlobsRequest(Strict):
 
 class MissingBlobs(BaseModel):
     missing: List[Digest]
+
+
+class Caller(BaseModel):
+    """Whose token this is: its tenant, and whether it is an operator's (it sees the whole pool)."""
+    tenant: str
+    operator: bool
 
 
 class Health(BaseModel):

@@ -19,7 +19,11 @@ from playwright.sync_api import expect, sync_playwright
 import ascrun
 import ops
 import report
+import uncompilable
+from ascrun.compiler.errors import CompileError
 from ascrun.job_status import TERMINAL, JobStatus
+from ascrun.server.models import JobSummary
+from ascrun.server.store.summary import SUMMARY_MAX_BYTES
 from conftest import ROOT, Service, ghost_worker, start_redis
 from kernels.hazards import vadd_sync_kernel
 
@@ -28,6 +32,7 @@ pytestmark = pytest.mark.service
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's: Playwright's own browser builds cannot be downloaded here
 
 TOKEN = "dashboard-secret-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
 GHOST_SOC = "GhostDash"  # a SOC only a heartbeat claims: jobs for it stay queued
 EXPECT_MS = 20_000
 
@@ -126,11 +131,13 @@ def test_the_pages_job_states_are_the_python_tables(open_pool, page):
 def test_a_wrong_token_shows_the_apis_401(tenant_pool, page, tmp_path):
     page.goto(f"{tenant_pool.url}/dashboard")
     expect(page.locator("#token-form")).to_be_visible(timeout=EXPECT_MS)  # the service has tenants
+    expect(page.locator("#health")).to_contain_text("a token is needed", timeout=EXPECT_MS)
     enter_token(page, "not-the-token")
     expect(page.locator("#error")).to_have_text(
         "401 unauthorized: token not recognised: no tenant of this service has it (check --token or $ASCRUN_TOKEN, "
         "or ask the operator for one)", timeout=EXPECT_MS)
     expect(page.locator("#token-form")).to_be_visible()
+    expect(page.locator("#health")).to_contain_text("a token is needed")
     screenshot(page, tmp_path, "wrong-token")
 
 
@@ -138,8 +145,11 @@ def test_a_launched_job_appears_finishes_and_shows_its_code_and_timings(tenant_p
     requested = []
     page.on("request", lambda request: requested.append(request.url))
     page.goto(f"{tenant_pool.url}/dashboard")
+    expect(page.locator("#health")).to_contain_text("a token is needed", timeout=EXPECT_MS)
     enter_token(page, TOKEN)
     expect(page.locator("#forget-token")).to_be_visible(timeout=EXPECT_MS)
+    expect(page.locator("#health")).to_contain_text("tenant dash", timeout=EXPECT_MS)  # whose token it took
+    expect(page.locator("#health")).not_to_contain_text("a token is needed")
 
     x, y = np.random.default_rng(0).random((2, 8 * 512), dtype=np.float32)
     z = np.zeros_like(x)
@@ -161,6 +171,13 @@ def test_a_launched_job_appears_finishes_and_shows_its_code_and_timings(tenant_p
                     f"queued: {place} of 2", timeout=EXPECT_MS)
         # the list's summaries place them: no job's record is read until one is opened
         assert [url for url in requested if "/v1/jobs/" in url] == []
+        with page.expect_response(lambda answer: "/v1/jobs?" in answer.url, timeout=EXPECT_MS) as polled:
+            pass  # the next poll's list
+        rows = polled.value.json()["jobs"]
+        assert launched.id in [job["id"] for job in rows]
+        for job in rows:  # summaries: no outputs, log or warnings, whatever the jobs returned
+            assert set(job) <= set(JobSummary.model_fields) and "outputs" not in job, job
+        assert len(polled.value.body()) <= len(rows) * SUMMARY_MAX_BYTES
         record = client.job(launched.id)
     expect(page.locator("#cache-rates")).to_contain_text("frontend")
 
@@ -209,10 +226,77 @@ def test_a_jobs_page_shows_its_log_warnings_and_error(tenant_pool, page, tmp_pat
     assert page.locator("#job-error").is_hidden()
 
     page.evaluate(f"location.hash = 'job={faulted.id}'")
-    expect(page.locator("#job-error")).to_have_text(f"runtime_error: {fault.value}", timeout=EXPECT_MS)
+    expect(page.locator("#job-error-message")).to_have_text(f"runtime_error: {fault.value}", timeout=EXPECT_MS)
     expect(page.locator("#source .tok-function", has_text="overrun_kernel").first).to_be_visible()
     expect(page.locator(f'#jobs tr[data-job="{faulted.id}"] .status')).to_have_text("failed")
     screenshot(page, tmp_path, "failed-job")
+
+    # the list's column of errors and warnings: the error's kind and first line, the warnings' count
+    summaries = {job["id"]: job for job in httpx.get(f"{tenant_pool.url}/v1/jobs", headers=AUTH).json()["jobs"]}
+    error = summaries[faulted.id]["error"]
+    assert error["kind"] == "runtime_error" and str(fault.value).startswith(error["headline"])
+    expect(page.locator(f'#jobs tr[data-job="{faulted.id}"] .problems')).to_have_text(
+        f"{error['kind']}: {error['headline']}")
+    expect(page.locator(f'#jobs tr[data-job="{warned.job_id}"] .problems')).to_have_text(
+        f"{len(warned.warnings)} warnings")
+    expect(page.locator(f'#jobs tr[data-job="{printed.job_id}"] .problems')).to_have_text("")
+
+
+def test_a_compile_error_shows_beside_the_kernels_python_with_its_line_marked(tenant_pool, page, tmp_path):
+    """The error as printed (preformatted), and the kernel's function from the job's record (the
+    launch spec that held it is gone), numbered as in its file, the line the error cites marked."""
+    path = Path(uncompilable.__file__)
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "asc.exp(" in text)
+    with ascrun.Client(tenant_pool.url, token=TOKEN) as client:
+        failed = client.submit(uncompilable.exp_with_wrong_arguments_kernel, 1, np.zeros(64, np.float32), 64)
+        with pytest.raises(CompileError) as error:
+            failed.result()
+    assert f"{path}:{line}" in str(error.value)
+    page.goto(f"{tenant_pool.url}/dashboard#job={failed.id}")
+    enter_token(page, TOKEN)
+
+    message = page.locator("#job-error-message")
+    expect(message).to_be_visible(timeout=EXPECT_MS)
+    assert message.evaluate("pre => [pre.tagName, pre.innerText]") == ["PRE", f"compile_error: {error.value}"]
+    python = page.locator("#job-error-python figure.python")
+    expect(python.locator("figcaption")).to_have_text(f"{path}:{line - 3} · exp_with_wrong_arguments_kernel")
+    numbers = python.locator(".line").evaluate_all("lines => lines.map(l => Number(l.dataset.line))")
+    assert numbers == list(range(line - 3, line + 1))  # the decorator's line to the last
+    cited = python.locator(".line.cited")
+    expect(cited).to_have_count(1)
+    expect(cited).to_have_attribute("data-line", str(line))
+    expect(cited).to_contain_text("asc.exp(x_local, x_local, 3.5, 7)")
+    # beside each other in a wide window
+    text, code = message.bounding_box(), python.bounding_box()
+    assert text["x"] + text["width"] <= code["x"] and code["y"] < text["y"] + text["height"]
+    expect(page.locator(f'#jobs tr[data-job="{failed.id}"] .problems .error')).to_contain_text(
+        "compile_error: pyasc could not compile the kernel")
+    screenshot(page, tmp_path, "compile-error")
+
+
+def test_at_800_px_the_page_fits_and_a_clicked_job_comes_into_view(tenant_pool, browser, tmp_path):
+    """An 800 px window: nothing wider than the window, a section's tables included; a job clicked in
+    the list (its detail below, out of view) is scrolled to."""
+    context = browser.new_context(viewport={"width": 800, "height": 600})
+    page = context.new_page()
+    x = (np.arange(1000) * 0.5).astype(np.float32)
+    with ascrun.Client(tenant_pool.url, token=TOKEN) as client:
+        warned = client.launch(report.overrun_kernel, 16, x, np.zeros_like(x), 64, 32, 0, 0, bounds="warn")
+    page.goto(f"{tenant_pool.url}/dashboard")
+    enter_token(page, TOKEN)
+    row = page.locator(f'#jobs tr[data-job="{warned.job_id}"]')
+    expect(row.locator(".problems")).to_contain_text("warnings", timeout=EXPECT_MS)
+    overflow = """() => [document.documentElement, ...document.querySelectorAll("section:not([hidden])")]
+        .filter(part => part.scrollWidth > part.clientWidth).map(part => part.id || part.tagName)"""
+    assert page.evaluate(overflow) == []
+
+    job_top = "() => document.getElementById('job').getBoundingClientRect().top"
+    row.locator("td").first.click()
+    page.wait_for_function(f"() => Math.abs(({job_top})()) < 2", timeout=EXPECT_MS)  # at the window's top
+    expect(page.locator('#trace .core[data-core="block 0"]')).to_be_visible(timeout=EXPECT_MS)
+    assert page.evaluate("scrollY") > 0 and page.evaluate(overflow) == []
+    screenshot(page, tmp_path, "narrow")
+    context.close()
 
 
 BAR = re.compile(r"M([-\d.e+]+) [-\d.e+]+h([-\d.e+]+)")  # a lane's bar in its path: start cycle, width
