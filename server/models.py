@@ -307,6 +307,28 @@ class Caller(BaseModel):
     operator: bool
 
 
+class WorkerState(BaseModel):
+    """A live worker as an operator sees it."""
+    name: str
+    last_beat: float  # its last heartbeat, epoch seconds
+    serves: Dict[str, Dict[str, Any]]  # target -> what it said: stages, socs, jails (their stages and limits)...
+    running: List[str] = []  # the ids of the jobs it runs now
+
+
+class TenantFigures(BaseModel):
+    """A tenant of the tenants file: its ended jobs by status (as the metrics count them), its jobs
+    queued or running, its requests refused by reason (a limit's name, else the error's kind)."""
+    name: str
+    jobs: Dict[str, int]
+    active: int
+    refusals: Dict[str, int]
+
+
+class PoolOverview(BaseModel):
+    workers: List[WorkerState]
+    tenants: List[TenantFigures]
+
+
 class Health(BaseModel):
     status: Literal["ok"]
     redis: str

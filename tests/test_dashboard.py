@@ -3,7 +3,6 @@ Against the real service: a launched job appears and finishes, queued ones say t
 job's page shows its highlighted Ascend C, a bar per timed stage and its modeled pipe lanes (a
 cpu job's trace), a wrong token shows the API's 401. Each page's screenshot is kept in tmp_path;
 with ASCRUN_UPDATE_SCREENSHOT=1 the job page's also becomes docs/dashboard.png (the README's)."""
-import hashlib
 import json
 import os
 import re
@@ -24,7 +23,7 @@ from ascrun.compiler.errors import CompileError
 from ascrun.job_status import TERMINAL, JobStatus
 from ascrun.server.models import JobSummary
 from ascrun.server.store.summary import SUMMARY_MAX_BYTES
-from conftest import ROOT, Service, ghost_worker, start_redis
+from conftest import ROOT, Service, ghost_worker, start_redis, tenant_entry
 from kernels.hazards import vadd_sync_kernel
 
 pytestmark = pytest.mark.service
@@ -33,6 +32,7 @@ CHROMIUM = Path("/usr/bin/chromium")  # Debian's: Playwright's own browser build
 
 TOKEN = "dashboard-secret-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
+OTHER_TOKEN, OPERATOR_TOKEN = "dashboard-other-token", "dashboard-operator-token"
 GHOST_SOC = "GhostDash"  # a SOC only a heartbeat claims: jobs for it stay queued
 EXPECT_MS = 20_000
 
@@ -48,8 +48,9 @@ def own_redis(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def tenant_pool(own_redis):
-    """A server with one tenant, "dash", and a worker."""
-    config = {"tenants": [{"name": "dash", "token_sha256": hashlib.sha256(TOKEN.encode()).hexdigest()}]}
+    """A server with three tenants: "dash", "other" (at most 8 cores) and the operator "ops"; and a worker."""
+    config = {"tenants": [tenant_entry("dash", TOKEN), tenant_entry("other", OTHER_TOKEN, limits={"max_core_num": 8}),
+                          tenant_entry("ops", OPERATOR_TOKEN, operator=True)]}
     svc = Service(own_redis, {"ASCRUN_TENANTS": json.dumps(config)})
     svc.add_worker()
     yield svc
@@ -409,3 +410,86 @@ def test_a_full_trace_draws_every_bar(service, page):
     assert (drawn["lanes"], drawn["bars"]) == (8 * 7, 8 * 2048)
     expect(page.locator('#trace .core[data-core="block 7"] .core-head')).to_contain_text(
         "12 more instructions not traced")
+
+
+def own_job(token: str, url: str):
+    """A finished job of the token's tenant (the cached add): its id."""
+    x = np.ones(8 * 512, np.float32)
+    with ascrun.Client(url, token=token) as client:
+        handle = client.submit(ops.binary_kernel, 8, x, x, np.zeros_like(x), 512, "add")
+        handle.result()
+    return handle.id
+
+
+def test_a_tenant_sees_neither_another_tenants_jobs_nor_the_pool(tenant_pool, page):
+    other_job, dash_job = own_job(OTHER_TOKEN, tenant_pool.url), own_job(TOKEN, tenant_pool.url)
+    listed = httpx.get(f"{tenant_pool.url}/v1/jobs", params={"limit": 500}, headers=AUTH).json()["jobs"]
+    assert dash_job in [job["id"] for job in listed] and {job["tenant"] for job in listed} == {"dash"}
+    assert httpx.get(f"{tenant_pool.url}/v1/jobs/{other_job}", headers=AUTH).status_code == 404
+    for path, params in (("/v1/pool", {}), ("/v1/jobs", {"every_tenant": "true"})):
+        refused = httpx.get(f"{tenant_pool.url}{path}", params=params, headers=AUTH)
+        assert refused.status_code == 403 and refused.json()["error"]["message"] == (
+            "tenant 'dash' is not an operator: only a tenant marked \"operator\": true in the tenants file sees "
+            "the whole pool")
+
+    page.goto(f"{tenant_pool.url}/dashboard")
+    enter_token(page, TOKEN)
+    expect(page.locator(f'#jobs tr[data-job="{dash_job}"]')).to_be_visible(timeout=EXPECT_MS)
+    expect(page.locator(f'#jobs tr[data-job="{other_job}"]')).to_have_count(0)
+    expect(page.locator("#jobs .tenant")).to_have_count(0)
+    assert page.locator("#operator-section").is_hidden()
+
+
+def test_an_operator_sees_every_tenants_jobs_every_worker_and_each_tenants_figures(tenant_pool, page, tmp_path,
+                                                                                   request):
+    """The operator's token: every tenant's jobs with their tenants, the worker with the job it runs
+    (a spinning one, until its timeout), and the tenants of the tenants file with their ended jobs by
+    status and their refusals by reason; another tenant's job opens."""
+    other_job, dash_job = own_job(OTHER_TOKEN, tenant_pool.url), own_job(TOKEN, tenant_pool.url)
+    x = np.ones(64, np.float32)
+    other = ascrun.Client(tenant_pool.url, token=OTHER_TOKEN)
+    request.addfinalizer(other.close)
+    with pytest.raises(ascrun.KernelError, match=r"\(max_core_num\)"):  # refused: 16 cores, over other's 8
+        other.launch(ops.binary_kernel, 16, x, x, np.zeros_like(x), 4, "add")
+    spinning = other.submit(ops.spin_kernel, 1, x, np.zeros_like(x), 2**31 - 1, timeout=30)
+    operator_auth = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
+    page.goto(f"{tenant_pool.url}/dashboard")
+    enter_token(page, OPERATOR_TOKEN)
+    expect(page.locator("#health")).to_contain_text("tenant ops (operator)", timeout=EXPECT_MS)
+
+    # every tenant's jobs, each with its tenant
+    for job_id, who in ((other_job, "other"), (dash_job, "dash")):
+        expect(page.locator(f'#jobs tr[data-job="{job_id}"] .tenant')).to_have_text(who, timeout=EXPECT_MS)
+    # the worker, with the job it runs now
+    targets = httpx.get(f"{tenant_pool.url}/v1/targets", headers=operator_auth).json()["targets"]
+    (name,) = [worker["name"] for target in targets for worker in target["live"]]  # the pool's one worker
+    row = page.locator(f'#workers tr[data-worker="{name}"]')
+    expect(row.locator(f'a[href="#job={spinning.id}"]')).to_be_visible(timeout=60_000)
+    expect(row).to_contain_text("cpu (any SOC; build + run)")
+    expect(row).to_contain_text("frontend, build, run: memory")
+    expect(row).to_contain_text(re.compile(r"\d+\.\d s ago"))
+    overview = httpx.get(f"{tenant_pool.url}/v1/pool", headers=operator_auth).json()
+    (said,) = overview["workers"]
+    assert said["name"] == name and said["serves"]["cpu"]["jails"]["stages"] == ["frontend", "build", "run"]
+    # the tenants of the tenants file, each with its figures
+    expect(page.locator("#tenants tbody tr")).to_have_count(3)
+    assert page.locator("#tenants tbody tr").evaluate_all("rows => rows.map(r => r.dataset.tenant)") == [
+        "dash", "other", "ops"]
+    figures = {tenant["name"]: tenant for tenant in overview["tenants"]}
+    assert figures["other"]["refusals"] == {"max_core_num": 1} and figures["other"]["active"] == 1
+    other_tenant = page.locator('#tenants tr[data-tenant="other"]')
+    expect(other_tenant).to_contain_text("max_core_num: 1")
+    screenshot(page, tmp_path, "operator")
+
+    with pytest.raises(ascrun.KernelError) as spun:
+        spinning.result()
+    assert spun.value.kind == "timeout"
+    listed = other.jobs(limit=500)
+    ended = {status: sum(job["status"] == status for job in listed) for status in ("finished", "timed_out")}
+    cells = [ended["finished"], 0, ended["timed_out"], 0, "max_core_num: 1"]
+    expect(other_tenant.locator("td")).to_have_text(["other", *map(str, cells)], timeout=EXPECT_MS)
+
+    # another tenant's job opens for the operator
+    page.locator(f'#jobs tr[data-job="{other_job}"] td').first.click()
+    expect(page.locator("#job-title")).to_contain_text(other_job, timeout=EXPECT_MS)
+    expect(page.locator("#source .tok-function", has_text="binary_kernel").first).to_be_visible(timeout=EXPECT_MS)

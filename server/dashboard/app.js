@@ -5,7 +5,8 @@ import { get, storedToken } from "./api.js";
 import { highlight } from "./highlight.js";
 import { JobStatus, TERMINAL } from "./states.js";
 import { drawNoTrace, drawTrace } from "./trace.js";
-import { drawCacheRates, drawError, drawFacts, drawJobs, drawOutputs, drawPool, drawTimings, el } from "./views.js";
+import { drawCacheRates, drawError, drawFacts, drawJobs, drawOperator, drawOutputs, drawPool, drawTimings, el }
+  from "./views.js";
 
 const POLL_MS = 1000;
 const $ = (id) => document.getElementById(id);
@@ -148,13 +149,18 @@ async function poll() {
   }
   // the list's rows are summaries (a queued one placed in its queue): a job's record is read only
   // when it is opened
-  const [{ targets }, { jobs }] = await Promise.all([get("v1/targets"), get("v1/jobs?limit=20")]);
+  // an operator's: every tenant's jobs, and the workers and tenants (v1/pool)
+  const everyTenant = caller.operator;
+  const [{ targets }, { jobs }, overview] = await Promise.all([get("v1/targets"),
+    get(`v1/jobs?limit=20${everyTenant ? "&every_tenant=true" : ""}`), everyTenant ? get("v1/pool") : null]);
   redraw("pool", targets, () => drawPool($("pool"), targets));
+  $("operator-section").hidden = !overview;
+  if (overview) drawOperator($("workers"), $("tenants"), overview);  // its heartbeats' ages change every round
   redraw("cache", jobs, () => drawCacheRates($("cache-rates"), jobs));
   // a running job's "took" grows: its row is redrawn every round
   const running = jobs.some((job) => job.status === JobStatus.STARTED) && Date.now();
-  redraw("jobs", [jobs, selectedId, running], () =>
-    drawJobs($("jobs").tBodies[0], jobs, selectedId, (id) => { location.hash = `job=${id}`; }));
+  redraw("jobs", [jobs, selectedId, running, everyTenant], () =>
+    drawJobs($("jobs").tBodies[0], jobs, selectedId, (id) => { location.hash = `job=${id}`; }, everyTenant));
   bringJobIntoView();
   await drawJob();
   $("error").hidden = true;

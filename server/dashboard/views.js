@@ -87,9 +87,11 @@ function problems(job) {
   return el("span", "problems", error, warnings);
 }
 
-export function drawJobs(tbody, jobs, selectedId, onSelect) {
+// `everyTenant`: an operator's list, each job's kernel with its tenant.
+export function drawJobs(tbody, jobs, selectedId, onSelect, everyTenant = false) {
   const rows = jobs.map((job) => {
-    const tr = row("td", [el("span", `status ${job.status}`, statusText(job)), job.kernel,
+    const kernel = everyTenant ? el("span", null, job.kernel, " ", el("span", "tenant", job.tenant)) : job.kernel;
+    const tr = row("td", [el("span", `status ${job.status}`, statusText(job)), kernel,
       targetText(job), String(job.core_num), clock(job.created_at), took(job),
       cacheText(job), problems(job), jobLink(job.id)]);
     tr.dataset.job = job.id;
@@ -156,4 +158,37 @@ export function drawError(message, python, error) {
     return el("figure", "python", el("figcaption", null, `${fn.filename}:${fn.lineno} · ${fn.name}`),
       el("pre", "code", ...lines));
   }));
+}
+
+const bytes = (n) => (n ? `${(n / 2 ** 30).toFixed(n % 2 ** 30 ? 1 : 0)} GiB` : "unlimited");
+
+// What a worker serves: per target its SOCs and stages, and its jails (their stages and limits).
+function serves(worker) {
+  const targets = Object.entries(worker.serves).map(([target, said]) =>
+    `${target} (${said.socs?.length ? said.socs.join(", ") : "any SOC"}; ${(said.stages ?? []).join(" + ")})`);
+  const jails = Object.values(worker.serves).map((said) => said.jails).filter(Boolean).map((jails) =>
+    `${jails.stages.join(", ")}: memory ${bytes(jails.memory)}, cpu ${jails.cpu} s, ${jails.files} files`);
+  return [targets.join("; "), [...new Set(jails)].join("; ") || "–"];
+}
+
+// The operator's panel: every live worker, and every tenant of the tenants file (v1/pool).
+export function drawOperator(workersTable, tenantsTable, { workers, tenants }) {
+  const workerRows = workers.map((worker) => {
+    const running = worker.running.length ? el("span", null, ...worker.running.map(jobLink)) : "idle";
+    const ago = Math.max(0, Date.now() / 1000 - worker.last_beat);
+    const tr = row("td", [worker.name, ...serves(worker), running, `${ago.toFixed(1)} s ago`]);
+    tr.dataset.worker = worker.name;
+    return tr;
+  });
+  workersTable.replaceChildren(el("thead", null, row("th", ["worker", "serves (SOCs; stages)", "jails", "runs now",
+    "last heartbeat"])), el("tbody", null, ...workerRows));
+  const tenantRows = tenants.map((tenant) => {
+    const refusals = Object.entries(tenant.refusals).map(([reason, n]) => `${reason}: ${n}`).join(", ");
+    const tr = row("td", [tenant.name, ...["finished", "failed", "timed_out"].map((s) => String(tenant.jobs[s] ?? 0)),
+      String(tenant.active), refusals || "–"]);
+    tr.dataset.tenant = tenant.name;
+    return tr;
+  });
+  tenantsTable.replaceChildren(el("thead", null, row("th", ["tenant", "finished", "failed", "timed out",
+    "queued or running", "refused (by reason)"])), el("tbody", null, ...tenantRows));
 }

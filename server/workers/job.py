@@ -55,6 +55,9 @@ class JailedTarget:
         self.target = targets.jailed(name, limits, runs="run" in stages, socs=socs)
         self.name = name
         self.stages = tuple(stages)
+        # what its heartbeat tells of its jails: the stages it runs in them and their limits
+        # (memory in bytes, 0: unlimited; files; cpu seconds)
+        self.jails = {"stages": ["frontend", "build"] * ("build" in stages) + ["run"] * ("run" in stages), **limits}
         self.frontend = JailedFrontend(limits)
         self.toolchain = self.target.toolchain
         self.runner = self.target.runner
