@@ -84,9 +84,12 @@ def _cache_keys(connection):
 def test_caches_go_to_the_cache_redis_which_evicts_when_full(stack):
     """The compile caches' entries are written to the cache Redis, none to the state Redis; a
     cache over its maxmemory evicts (allkeys-lru) to keep them, and the job is served."""
-    for i in range(64):
+    # 16 MiB of older entries, 2 MiB over: what the job adds evicts them, not its own (LRU sampled
+    # widely, so that the oldest go first; a job's entries, the artifact's .so included, are < 2 MiB)
+    for i in range(256):
         stack.cache.set(f"junk-{i}", b"j" * (64 << 10))
-    stack.cache.config_set("maxmemory", stack.cache.info("memory")["used_memory"] - (2 << 20))  # 2 MiB over
+    stack.cache.config_set("maxmemory-samples", 64)
+    stack.cache.config_set("maxmemory", stack.cache.info("memory")["used_memory"] - (2 << 20))
     try:
         with ascrun.Client(stack.url, retries=0) as client:
             result = _spin(client)

@@ -252,17 +252,36 @@ def cmd_worker(opts: argparse.Namespace) -> int:
     return 0
 
 
+UP_EXIT_CODES = """exit codes:
+  0  stopped by Ctrl-C or SIGTERM
+  1  could not start (its port in use, a mistake in the tenants file, a process that exited while
+     starting), or the API server or a Redis exited while up (a worker that exits is restarted)"""
+SERVER_EXIT_CODES = """exit codes:
+  0  stopped by a signal
+  1  could not start (e.g. its port in use, a mistake in the tenants file)"""
+WORKER_EXIT_CODES = """exit codes:
+  0  stopped by a signal; --burst: the queues are empty; --healthy, --check-jail, --self-test: passed
+  1  --healthy: no live worker of this host (or Redis unreachable); --check-jail: a stage is not
+     contained; --self-test: a kernel failed"""
+
+
+def _stack_parser(sub: Any, name: str, help: str, epilog: str) -> argparse.ArgumentParser:
+    return sub.add_parser(name, help=help, description=help, epilog=epilog,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
 def add_parsers(sub: Any) -> None:
-    up = sub.add_parser("up", help="run the embedded stack (redis, API server, cpu workers) in the foreground")
-    up.add_argument("--host", default="127.0.0.1")
-    up.add_argument("--port", type=int, default=8000, help="0 picks a free port")
-    up.add_argument("--workers", type=int, default=2)
+    up = _stack_parser(sub, "up", "run the embedded stack (redis, API server, cpu workers) in the foreground",
+                       UP_EXIT_CODES)
+    up.add_argument("--host", default="127.0.0.1", help="the address the API listens on (default 127.0.0.1)")
+    up.add_argument("--port", type=int, default=8000, help="the API's port (default 8000; 0 picks a free port)")
+    up.add_argument("--workers", type=int, default=2, help="cpu workers to run (default 2)")
     up.set_defaults(func=cmd_up)
-    server = sub.add_parser("server", help="run the API server against REDIS_URL")
-    server.add_argument("--host", default="127.0.0.1")
-    server.add_argument("--port", type=int, default=8000)
+    server = _stack_parser(sub, "server", "run the API server against REDIS_URL", SERVER_EXIT_CODES)
+    server.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
+    server.add_argument("--port", type=int, default=8000, help="the port to listen on (default 8000)")
     server.set_defaults(func=cmd_server)
-    worker = sub.add_parser("worker", help="run one worker against REDIS_URL")
+    worker = _stack_parser(sub, "worker", "run one worker against REDIS_URL", WORKER_EXIT_CODES)
     worker.add_argument("--target", action="append", choices=targets.NAMES,
                         help="a target to serve (repeatable; default cpu)")
     worker.add_argument("--soc", action="append", default=[], metavar="SOC",
