@@ -16,11 +16,11 @@ MAX_CITED_CHARS = 64 << 10  # of source kept with one error (it is part of the j
 def cited_functions(bundle: KernelBundle, kind: str, message: str) -> List[Dict[str, Any]]:
     """The bundle's functions (name, filename, lineno: their first line, source) that contain a line
     `message` cites, in the bundle's order; a compile error citing none: the kernel's own function.
-    Those past MAX_CITED_CHARS of source are left out."""
+    One that would take the kept source past MAX_CITED_CHARS is left out."""
     cited = {(path, int(line)) for path, line in CITATION.findall(message)}
 
     def cites(function) -> bool:
-        last = function.lineno + function.source.count("\n")
+        last = function.lineno + function.source.rstrip("\n").count("\n")
         return any(path == function.filename and function.lineno <= line <= last for path, line in cited)
 
     chosen = [f for f in bundle.functions if cites(f)]
@@ -28,8 +28,7 @@ def cited_functions(bundle: KernelBundle, kind: str, message: str) -> List[Dict[
         chosen = [f for f in bundle.functions if f.name == bundle.entry]
     kept, chars = [], 0
     for function in chosen:
-        chars += len(function.source)
-        if chars > MAX_CITED_CHARS:
-            break
-        kept.append(function.to_json())
+        if chars + len(function.source) <= MAX_CITED_CHARS:
+            chars += len(function.source)
+            kept.append(function.to_json())
     return kept
