@@ -1,6 +1,6 @@
 // The dashboard's loop: every second it reads the pool and the tenant's recent jobs (their
-// summaries), and the selected job's record (#job=<id>) until it ends; a 401 stops it until a
-// token is entered.
+// summaries; an operator's: every tenant's, and the workers and tenants of v1/pool), and the
+// selected job's record (#job=<id>) until it ends; a 401 stops it until a token is entered.
 import { get, storedToken } from "./api.js";
 import { highlight } from "./highlight.js";
 import { JobStatus, TERMINAL } from "./states.js";
@@ -33,6 +33,7 @@ function askForToken(error) {
   needsToken = true;
   caller = null;
   drawHeader();
+  $("operator-section").hidden = true;  // an operator's view, until a token is accepted again
   $("token-form").hidden = false;
   $("forget-token").hidden = true;
   if (error) showError(error);
