@@ -17,7 +17,7 @@ from typing import Any, Dict, Optional, Tuple
 from ..compiler import frontend, gate
 from ..compiler.bundle import KernelBundle
 from ..compiler.errors import BundleRejected
-from ..compiler.frontend import constexpr_params, param_names
+from ..compiler.frontend import constexpr_params, param_annotations, param_names
 from ..compiler.gate import validate
 
 CHECK_PROCESSES = 2  # the pool's processes: a check holds a core for up to about a second (gate.py's bounds)
@@ -29,17 +29,19 @@ class Checked:
     bundle: KernelBundle
     names: Tuple[str, ...]  # the entry's parameters
     constexprs: frozenset  # those of them that are ConstExpr
+    annotations: Tuple[str, ...]  # each parameter's annotation as spelled ("" for none)
 
 
-def signature(bundle_json: Dict[str, Any]) -> Tuple[Optional[str], Tuple[str, ...], Tuple[str, ...]]:
+def signature(bundle_json: Dict[str, Any]) -> Tuple[Optional[str], Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]:
     """In a pool process: (why the gate refuses the bundle, else None; its entry's parameters; its
-    ConstExpr ones). A refusal travels as its message: it is the same text the caller gets."""
+    ConstExpr ones; the parameters' annotations). A refusal travels as its message: it is the same
+    text the caller gets."""
     try:
         bundle = KernelBundle.from_json(bundle_json)
         validate(bundle)
-        return None, tuple(param_names(bundle)), tuple(constexpr_params(bundle))
+        return None, tuple(param_names(bundle)), tuple(constexpr_params(bundle)), tuple(param_annotations(bundle))
     except BundleRejected as e:
-        return str(e), (), ()
+        return str(e), (), (), ()
     finally:  # a pool process sees each bundle once (the API remembers passes): its caches would only grow,
         for cache in (gate._validate_digest, gate._parse, frontend._entry_node):  # a few MiB a tree
             cache.cache_clear()
@@ -50,7 +52,7 @@ class BundleChecks:
         self.processes = processes
         self._pool: Optional[concurrent.futures.ProcessPoolExecutor] = None
         self._turns: Dict[str, asyncio.Semaphore] = {}  # tenant -> its one check at a time
-        # (tenant, digest) -> (names, constexprs)
+        # (tenant, digest) -> (names, constexprs, annotations)
         self._passed: collections.OrderedDict = collections.OrderedDict()
 
     async def check(self, tenant: str, bundle: KernelBundle, digest: str) -> Checked:
@@ -58,15 +60,15 @@ class BundleChecks:
         saying why not."""
         if (tenant, digest) not in self._passed:
             async with self._turns.setdefault(tenant, asyncio.Semaphore(1)):
-                refusal, names, constexprs = await self._run(bundle)
+                refusal, names, constexprs, annotations = await self._run(bundle)
             if refusal is not None:
                 raise BundleRejected(refusal)
-            self._passed[tenant, digest] = (names, frozenset(constexprs))
+            self._passed[tenant, digest] = (names, frozenset(constexprs), annotations)
             while len(self._passed) > PASSED_KEPT:
                 self._passed.popitem(last=False)
         self._passed.move_to_end((tenant, digest))
-        names, constexprs = self._passed[tenant, digest]
-        return Checked(bundle, names, constexprs)
+        names, constexprs, annotations = self._passed[tenant, digest]
+        return Checked(bundle, names, constexprs, annotations)
 
     async def _run(self, bundle: KernelBundle):
         if self._pool is None:  # spawned, not forked: the API process has threads

@@ -258,11 +258,13 @@ class JobResult(JobFields):
     warnings: List[str] = []
     error: Optional[ErrorInfo] = None
     # a finished cpu job's modeled timeline: {"cycles" (slowest core), "clock_ghz", "cores": [{"core",
-    # "cycles", "instructions", "busy" and "critical_path" (cycles by pipe)}], "unlisted_cores"};
+    # "cycles", "instructions", "busy" and "critical_path" (cycles by pipe)}], "unlisted_cores", "hazards"
+    # (the hazard check's findings; absent with hazards "off")};
     # null on sim/npu and in lists. The same as a Perfetto trace: GET /v1/jobs/{id}/trace
     model: Optional[Dict[str, Any]] = None
     # a benchmark job's outcome (compiler/benchmark.py Measured.to_json): statistics {n, mean, std,
-    # stderr, rel_error, median, min, max} in seconds, repeats, warmup, stopped_by, measure, cycles, samples
+    # stderr, rel_error, median, min, max} in seconds, repeats, warmup, stopped_by, measure, cycles, hazards,
+    # samples
     benchmark: Optional[Dict[str, Any]] = None
 
 

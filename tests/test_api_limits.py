@@ -112,8 +112,11 @@ def test_string_for_a_parameter_that_is_not_constexpr(api):
 
 
 def test_float_scalars_may_be_nan_or_infinite(api):
-    job = _job()
-    job["args"][2] = {"kind": "scalar", "dtype": "float", "value": float("inf")}
+    job = _job()  # ops.scalar_kernel(x, z, n: ConstExpr[int], add: float, mul: float)
+    job["bundle"] = ascrun.compiler.bundle.collect(ops.scalar_kernel).to_json()
+    job["args"] += [{"kind": "scalar", "dtype": "float", "value": float("inf")},
+                    {"kind": "scalar", "dtype": "float", "value": float("nan")}]
+    job["args"][2]["value"] = 64
     response = api.post("/v1/jobs", content=json.dumps(job).encode(), headers={"Content-Type": "application/json"})
     assert response.status_code == 202, response.text  # pyasc's own check then says what it thinks of a float
 

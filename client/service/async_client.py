@@ -115,10 +115,10 @@ class AsyncClient(BaseClient):
                         timeout: Optional[float] = None, bounds: str = "fault", soc: Optional[str] = None,
                         warmup: Optional[int] = None, min_repeats: Optional[int] = None,
                         max_repeats: Optional[int] = None, target_rel_error: Optional[float] = None,
-                        budget_seconds: Optional[float] = None) -> Benchmark:
+                        budget_seconds: Optional[float] = None, hazards: str = "warn") -> Benchmark:
         """As Client.benchmark: one benchmark job, its Benchmark."""
         policy = policy_json(warmup=warmup, min_repeats=min_repeats, max_repeats=max_repeats,
                              target_rel_error=target_rel_error, budget_seconds=budget_seconds)
         started = self._api.clock()
-        job = with_benchmark(submission(kernel, core_num, args, target, timeout, bounds, soc), policy)
+        job = with_benchmark(submission(kernel, core_num, args, target, timeout, bounds, soc, hazards=hazards), policy)
         return await self._run(self._api.benchmark(job, started, self._fetch))

@@ -126,16 +126,18 @@ class Client(BaseClient):
     def benchmark(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu", timeout: Optional[float] = None,
                   bounds: str = "fault", soc: Optional[str] = None, warmup: Optional[int] = None,
                   min_repeats: Optional[int] = None, max_repeats: Optional[int] = None,
-                  target_rel_error: Optional[float] = None, budget_seconds: Optional[float] = None) -> Benchmark:
+                  target_rel_error: Optional[float] = None, budget_seconds: Optional[float] = None,
+                  hazards: str = "warn") -> Benchmark:
         """Benchmark `kernel` in one job: warm-up, then repeats until the relative standard error is
         at or under `target_rel_error`, `max_repeats` or `budget_seconds` (unset: the service's
         defaults, bench.py). The last repeat's outputs are copied into the caller's arrays; a
         runtime_error if they differ from the first run's. Returns the Benchmark (statistics,
-        stop rule, modeled cycles on cpu; `.result` the LaunchResult)."""
+        stop rule, modeled cycles and hazard findings on cpu; `.result` the LaunchResult). `hazards`
+        as for `launch`."""
         policy = policy_json(warmup=warmup, min_repeats=min_repeats, max_repeats=max_repeats,
                              target_rel_error=target_rel_error, budget_seconds=budget_seconds)
         started = self._api.clock()
-        job = with_benchmark(submission(kernel, core_num, args, target, timeout, bounds, soc), policy)
+        job = with_benchmark(submission(kernel, core_num, args, target, timeout, bounds, soc, hazards=hazards), policy)
         return self._run(self._api.benchmark(job, started, self._run))
 
 

@@ -23,7 +23,10 @@ COUNTERS = {  # recorded series -> (metric name, help)
                        "max_running_jobs, worker_seconds_per_minute)"),
     "refusals": ("ascrun_refusals", "Requests of a tenant the API refused past its edge, by reason (a limit's name, "
                  "else the error's kind)"),
+    "jails_failed": ("ascrun_jails_failed", "Worker jails that died, by stage and when: start (before it was ready) "
+                     "or crash (while serving a job)"),
 }
+OPERATOR_SERIES = {"jails_failed"}  # no tenant label: the pool's, shown to the operator only
 
 
 class PoolCollector(Collector):
@@ -49,6 +52,8 @@ class PoolCollector(Collector):
         recorded = {series: [(labels, value) for labels, value in found if self.tenant in (None, labels[0])]
                     for series, found in recorder.recorded(self.connection).items()}  # the tenant label first
         for series, (name, doc) in COUNTERS.items():
+            if series in OPERATOR_SERIES and self.tenant is not None:
+                continue
             family = CounterMetricFamily(name, doc, labels=recorder.LABELS[series])
             for labels, value in sorted(recorded.get(series, [])):
                 family.add_metric(labels, value)
@@ -68,8 +73,17 @@ class PoolCollector(Collector):
             for (soc, role), count in sorted(live_workers(self.pool, target).items()):
                 workers.add_metric((target, soc, role), count)
         yield from (depth, oldest)
-        if self.tenant is None:  # the pool's workers are the operator's figures
+        if self.tenant is None:  # the pool's workers and its Redis are the operator's figures
             yield workers
+            yield from self._redis_memory()
+
+    def _redis_memory(self) -> Iterator[Metric]:
+        """The state Redis's memory (noeviction: once full it refuses new work, 507)."""
+        memory = self.connection.info("memory")
+        yield GaugeMetricFamily("ascrun_redis_used_memory_bytes", "Memory the pool's state Redis uses",
+                                value=memory["used_memory"])
+        yield GaugeMetricFamily("ascrun_redis_maxmemory_bytes", "The state Redis's maxmemory (0: no limit)",
+                                value=memory["maxmemory"])
 
 
 def _histogram(recorded: Dict[str, List], series: str, name: str, doc: str) -> HistogramMetricFamily:

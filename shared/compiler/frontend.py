@@ -128,6 +128,11 @@ def param_names(bundle: KernelBundle) -> List[str]:
     return [a.arg for a in _entry(bundle).args.args]
 
 
+def param_annotations(bundle: KernelBundle) -> List[str]:
+    """Each of the entry's parameters' annotation as the kernel spells it ("" for none)."""
+    return [ast.unparse(a.annotation) if a.annotation is not None else "" for a in _entry(bundle).args.args]
+
+
 def specialization(bundle: KernelBundle, args: Sequence[ArgSpec]) -> Dict[str, Any]:
     """The part of a launch that selects the compiled kernel: dtypes, scalar types, ConstExpr values."""
     names = param_names(bundle)
@@ -410,8 +415,37 @@ def _compile_error(exc: BaseException, bundle: KernelBundle, fn_name: str | None
             # where its parse of the kernel put the kernel's `def` says which.
             def_offset = 0 if kernel.node.lineno > 1 else next(
                 i for i, ln in enumerate(fn.source.splitlines()) if ln.lstrip().startswith("def "))
-            location = f"in kernel '{fn.name}' at {fn.filename}:{fn.lineno + def_offset + node.lineno - 1}: "
+            line = fn.lineno + def_offset + node.lineno - 1
+            location = f"in kernel '{fn.name}' at {fn.filename}:{line}: "
+            excerpt = _excerpt(fn, line, getattr(node, "col_offset", None))
+            reason = getattr(exc, "error_message", None)
+            if excerpt and reason and not isinstance(cause, StringRefused):
+                # pyasc's own excerpt numbers 1.1.1's lines from the `def` in a source that starts at the
+                # decorator, so its caret sat a line above the failing one: the file's lines, numbered
+                message = (reason if len(reason) <= MAX_MESSAGE_CHARS else
+                           f"{reason[:MAX_MESSAGE_CHARS]}... (cut: the message has {len(reason)} characters)") + excerpt
     return CompileError(f"pyasc could not compile the kernel: {location}{message}")
+
+
+EXCERPT_CONTEXT = 3  # lines before and after the failing one, as pyasc shows
+
+
+def _excerpt(fn: Any, line: int, column: int | None) -> str:
+    """The kernel's lines around file line `line` as a compiler shows them (numbered, a caret under
+    `column` of the function's dedented source), or "" if `line` is not in the function."""
+    lines = fn.source.splitlines()
+    at = line - fn.lineno
+    if column is None or not 0 <= at < len(lines):
+        return ""
+    indent = next((len(ln) - len(ln.lstrip()) for ln in lines if ln.lstrip().startswith("def ")), 0)
+    first = max(at - EXCERPT_CONTEXT, next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("def ")), 0))
+    width = len(str(fn.lineno + min(at + EXCERPT_CONTEXT, len(lines) - 1))) + 4
+    shown = []
+    for i in range(first, min(at + EXCERPT_CONTEXT + 1, len(lines))):
+        shown.append(f"{fn.lineno + i:>{width}} | {lines[i]}".rstrip())
+        if i == at:
+            shown.append(f"{'':>{width}} | {' ' * (indent + column)}^")
+    return "\n" + "\n".join(shown)
 
 
 def _compile_options_class(compiler: type) -> type:

@@ -18,7 +18,7 @@ from ...errors import KernelError
 from ...sandbox import confine, probes
 from ...sandbox.bwrap import SCRATCH, command, kill, popen, usage
 from ...sandbox.framing import MAX_HEADER_BYTES, read_message, write_all, write_message
-from ...sandbox.inside import BROKER_REQUEST_CAP, STDIN, STDOUT
+from ...sandbox.inside import BROKER_REQUEST_CAP, STDIN, STDOUT, announce_ready
 from ...sandbox.jail import (MAX_ARTIFACT_BYTES, Deadline, JailCrashed, JailedToolchain, JailTimeout, PythonJail,
                              error_reply, in_protocol, kernel_error, out_of_protocol)
 from ...sandbox.tensors import ArrayTensor, BrokerTensor
@@ -255,7 +255,7 @@ def serve(limits: Dict[str, int]) -> None:
     confine.confine(allow_fork=False)
     runner = CpuRunner()
     artifacts: "OrderedDict[str, bytes]" = OrderedDict()
-    write_message(STDOUT, {"ready": True})
+    announce_ready()
     while True:
         try:
             header, blobs = read_message(STDIN, cap=BROKER_REQUEST_CAP)

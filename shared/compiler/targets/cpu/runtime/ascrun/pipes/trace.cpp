@@ -64,7 +64,7 @@ void LaunchTimeline::add(uint32_t order, const std::string& label, CoreTimeline 
     }
 }
 
-std::string LaunchTimeline::model_json() const {
+std::string LaunchTimeline::model_json(int64_t hazards) const {
     std::string out = "{\"cycles\": " + std::to_string(max_cycles_) + ", \"clock_ghz\": " + std::to_string(kClockGhz) +
                       ", \"cores\": [";
     bool first = true;
@@ -81,7 +81,9 @@ std::string LaunchTimeline::model_json() const {
         json_pipes(out, t.path);
         out += '}';
     }
-    out += "], \"unlisted_cores\": " + std::to_string(unlisted_) + "}";
+    out += "], \"unlisted_cores\": " + std::to_string(unlisted_);
+    if (hazards >= 0) out += ", \"hazards\": " + std::to_string(hazards);
+    out += "}";
     return out;
 }
 
