@@ -75,8 +75,10 @@ test-pythons:
 
 # pyasc's nightly (the `nightly` extra, distribution pyasc-dev) in place of pyasc 1.1.1: the tests that
 # drive pyasc in process (the frontend, the bundle's namespace, the cpu runs) run against it too; the
-# service's tests stay on .venv's pyasc 1.1.1, so that make test keeps within its time.
-NIGHTLY_TESTS := $(PYTHON_FACING_TESTS) tests/test_cpu_run.py
+# service's tests stay on .venv's pyasc 1.1.1, so that make test keeps within its time, but for
+# asctile's (the nightly's alone; they skip on 1.1.1), which run whole here.
+NIGHTLY_TESTS := $(PYTHON_FACING_TESTS) tests/test_cpu_run.py tests/test_asctile.py
+NIGHTLY_SERVICE_TESTS := tests/test_asctile.py
 
 .venv-nightly/.installed-stamp: pyproject.toml
 	$(PYTHON) -m venv .venv-nightly
@@ -89,3 +91,4 @@ NIGHTLY_TESTS := $(PYTHON_FACING_TESTS) tests/test_cpu_run.py
 test-nightly: .venv-nightly/.installed-stamp
 	@echo "pyasc-facing tests on pyasc's nightly"
 	.venv-nightly/bin/python -m pytest -q -n 2 -p no:cacheprovider -m "not service" $(NIGHTLY_TESTS)
+	.venv-nightly/bin/python -m pytest -q -p no:cacheprovider -m service $(NIGHTLY_SERVICE_TESTS)

@@ -95,7 +95,7 @@ class Admission:
                 inputs[args[-1]["input"]] = arg.raw
         spec = {"tenant": who.name, "caches": who.caches, "bundle": bundle.to_json(), "core_num": body.core_num,
                 "target": body.target, "args": args, "options": body.options.model_dump(exclude_none=True),
-                "timeout": timeout, "bounds": body.bounds, "hazards": body.hazards,
+                "timeout": timeout, "bounds": body.bounds, "hazards": body.hazards, "model": body.model,
                 "max_log_bytes": limits.max_log_bytes, "max_trace_bytes": limits.max_trace_bytes}
         if policy is not None:
             spec["benchmark"] = policy

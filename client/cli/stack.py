@@ -12,14 +12,16 @@ their command runs: a client-only install (`pip install ascrun`) has none of the
 from __future__ import annotations
 
 import argparse
+import collections
 import os
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 import httpx
 
@@ -37,16 +39,46 @@ def _free_port(host: str) -> int:
         return s.getsockname()[1]
 
 
+class Tail:
+    """The last lines a quiet child wrote to stderr (a thread drains the pipe): its log is not
+    kept, but why it died is told."""
+
+    def __init__(self, pipe, lines: int = 20) -> None:
+        self.lines: collections.deque = collections.deque(maxlen=lines)
+        self.done = threading.Thread(target=self._drain, args=(pipe,), daemon=True)
+        self.done.start()
+
+    def _drain(self, pipe) -> None:
+        with pipe:
+            for line in pipe:
+                self.lines.append(line.decode(errors="replace").rstrip())
+
+    def text(self) -> str:
+        self.done.join(2)  # the child has exited: what it wrote last is read to the end
+        return "\n".join(self.lines)
+
+
 class Stack:
     """The processes of `ascrun up`, each in its own session so it can be stopped as a group."""
 
     def __init__(self) -> None:
         self.children: List[subprocess.Popen] = []
+        self.tails: Dict[subprocess.Popen, Tail] = {}
 
-    def start(self, cmd: List[str], env: dict, **kwargs) -> subprocess.Popen:
+    def start(self, cmd: List[str], env: dict, quiet: bool = False, **kwargs) -> subprocess.Popen:
+        """`quiet`: its stdout is dropped and only the tail of its stderr is kept (last_lines)."""
+        if quiet:
+            kwargs.update(stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         child = subprocess.Popen(cmd, env=env, start_new_session=True, **kwargs)
+        if quiet:
+            self.tails[child] = Tail(child.stderr)
         self.children.append(child)
         return child
+
+    def last_lines(self, child: subprocess.Popen) -> str:
+        """A quiet child's last lines of stderr, each on a line of its own after "  | "."""
+        tail = self.tails.pop(child).text() if child in self.tails else ""
+        return "".join(f"\n  | {line}" for line in tail.splitlines())
 
     def exited(self, among: Optional[List[subprocess.Popen]] = None) -> Optional[subprocess.Popen]:
         return next((c for c in (self.children if among is None else among) if c.poll() is not None), None)
@@ -129,8 +161,10 @@ def _start_redis(stack: Stack, command: list) -> str:
 def _wait_ready(url: str, workers: int, stack: Stack) -> None:
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:
-        if stack.exited() is not None:
-            raise SystemExit("a process of the stack exited while starting")
+        dead = stack.exited()
+        if dead is not None:
+            raise SystemExit(f"ascrun: a process of the stack exited while starting: {' '.join(dead.args[:4])} "
+                             f"exited with {dead.returncode}{stack.last_lines(dead)}")
         try:
             health = httpx.get(f"{url}/v1/health", timeout=2).json()
             if health["workers"].get("cpu", 0) >= workers:
@@ -179,8 +213,7 @@ def cmd_up(opts: argparse.Namespace) -> int:
             port = opts.port or _free_port(opts.host)
             stack.start(me + ["server", "--host", opts.host, "--port", str(port)], env)
             worker = (me + ["worker", "--target", "cpu"], env)
-            quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            workers = [stack.start(*worker, **quiet) for _ in range(opts.workers)]
+            workers = [stack.start(*worker, quiet=True) for _ in range(opts.workers)]
             url = f"http://{opts.host}:{port}"
             _wait_ready(url, opts.workers, stack)
             print(f"ascrun is up at {url} (redis {env['REDIS_URL']}, {opts.workers} cpu worker(s), "
@@ -189,14 +222,13 @@ def cmd_up(opts: argparse.Namespace) -> int:
                 dead = stack.exited(workers)
                 if dead is not None:  # a kernel's crash must not take the stack down: replace the worker
                     number = workers.index(dead)
-                    print(f"ascrun: worker {number} exited with {dead.returncode}; restarting", file=sys.stderr,
-                          flush=True)
+                    print(f"ascrun: worker {number} exited with {dead.returncode}; restarting{stack.last_lines(dead)}",
+                          file=sys.stderr, flush=True)
                     time.sleep(RESTART_PAUSE_S)
-                    workers[number] = stack.replace(dead, *worker, **quiet)
+                    workers[number] = stack.replace(dead, *worker, quiet=True)
                 dead = stack.exited([c for c in stack.children if c not in workers])
                 if dead is not None:
-                    print(f"ascrun: {' '.join(dead.args[:4])} exited with {dead.returncode}; stopping",
-                          file=sys.stderr)
+                    print(f"ascrun: {' '.join(dead.args[:4])} exited with {dead.returncode}; stopping", file=sys.stderr)
                     return 1
                 time.sleep(0.2)
             return 0

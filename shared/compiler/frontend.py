@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple
 
 from . import structs
-from .bundle import KernelBundle
+from .bundle import ASCTILE_MODULE, KernelBundle
 from .gate import define
 from .errors import BundleRejected, CompileError, KernelError
 
@@ -236,6 +236,10 @@ _STRING_GUARDS: Dict[str, Callable[[str], str]] = {
     "create_emitc_VerbatimOp": _refuse_call("asc.inline", "C++ written into the kernel verbatim is not accepted"),
     "create_emitc_IncludeOp": _refuse_call("an #include", "kernels may not include files"),
     "create_asc_LocalTensorToFileOp": _refuse_call("LocalTensor.to_file", "kernels may not write files"),
+    # asctile's (the nightly's): inline pastes its text as a statement, inline_vf as a __VEC_SCOPE__ body
+    "create_asctile_InlineOp": _refuse_call("asctile.inline", "C++ written into the kernel verbatim is not accepted"),
+    "create_asctile_InlineVFOp": _refuse_call("asctile.inline_vf",
+                                              "C++ written into the kernel verbatim is not accepted"),
 }
 
 
@@ -253,7 +257,8 @@ def _guard_ir_builder() -> None:
     """Wrap the builder's string-taking methods, once per process."""
     from asc._C import ir as asc_ir
     for name, guard in _STRING_GUARDS.items():
-        setattr(asc_ir.Builder, name, _guarded(getattr(asc_ir.Builder, name), guard))
+        if hasattr(asc_ir.Builder, name):  # asctile's are the nightly's alone
+            setattr(asc_ir.Builder, name, _guarded(getattr(asc_ir.Builder, name), guard))
 
 
 def ir_hash(module: Any) -> str:
@@ -454,6 +459,18 @@ def _compile_options_class(compiler: type) -> type:
     return getattr(compiler, "options_cls", CompileOptions)
 
 
+def _import_kernel_module(name: str) -> Any:
+    """A module a bundle names (the gate allowed it); asctile's, on a pyasc without it, a clear refusal."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError:
+        if name != ASCTILE_MODULE:
+            raise
+        raise BundleRejected(f"the kernel uses {ASCTILE_MODULE} (asctile), which the installed pyasc "
+                             f"{pyasc_version()} does not have: asctile comes with pyasc's nightly (pyasc-dev)"
+                             ) from None
+
+
 def run(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any] | None = None,
         soc: str | None = None) -> FrontendResult:
     """Run pyasc's codegen and its Compiler up to the Ascend C for one specialization, for `soc`
@@ -466,7 +483,7 @@ def run(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any] |
 
     _guard_ir_builder()
     platform = _platform(soc)
-    namespace = define(bundle, importlib.import_module)
+    namespace = define(bundle, _import_kernel_module)
     kernel = namespace[bundle.entry]
     if not isinstance(kernel, asc_jit.JITFunction):
         raise BundleRejected(f"'{bundle.entry}' is not an @asc.jit function")
