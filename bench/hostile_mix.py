@@ -14,7 +14,10 @@ phases of --seconds each:
            127.0.0.2, runs the --attacks (default all, see ATTACKS) at once
 
 and prints them side by side: the honest launches that succeeded, their p50 and p95 latency (goal:
-hostile at most 2x quiet), Redis' used memory at its peak (sampled, and Redis' own peak since it
+hostile at most 2x quiet), the CPU seconds the API server, the honest clients (this process) and the
+attacker's process spent (the attacker's clients run on the same machine: under nice 19 they get a
+core's spare time, and their share says how much of the machine the attack itself took), Redis'
+used memory at its peak (sampled, and Redis' own peak since it
 started, which counts a big write's buffer; goal: never above the sum of the tenants' quotas plus
 the cache's size), the API server's and the workers' peak RSS, the workers
 restarted; then what became of each attack's requests. An attack the service refuses (a 4xx, a 503, a
@@ -185,6 +188,15 @@ def _pss_kib(pid: int) -> int:
     return int(found.group(1)) if found else 0
 
 
+def _cpu_s(pid: int) -> float:
+    """The process' user + system CPU seconds (its threads', not its children's)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _reset_peak_rss(pid: int) -> bool:
     """Start the process' VmHWM (peak RSS) again from its current RSS."""
     try:
@@ -208,6 +220,7 @@ class Sampler:
         self.workers_seen = set(start["worker"])
         self.hwm = all(_reset_peak_rss(pid) for pid in start["server"] + start["worker"])
         self.oom_before = {role: _oom_count(r) for role, r in pool.redis.items()}
+        self.cpu_before = {"api cpu": sum(_cpu_s(pid) for pid in start["server"]), "clients cpu": time.process_time()}
         self.peaks = collections.Counter()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -246,6 +259,8 @@ class Sampler:
         for role, connection in self.pool.redis.items():
             figures[f"redis {role} OOM"] = _oom_count(connection) - self.oom_before[role]
         figures["restarts"] = len(self.workers_seen) - len(self.pool.processes()["worker"])
+        figures["api cpu"] = sum(_cpu_s(pid) for pid in self.pool.processes()["server"]) - self.cpu_before["api cpu"]
+        figures["clients cpu"] = time.process_time() - self.cpu_before["clients cpu"]
         return figures
 
 
@@ -586,7 +601,9 @@ def run_attacker(url: str, attacks: List[str], seconds: float) -> None:
     with attacker.lock:
         for name, n in attacker.in_flight.items():
             attacker.counts[name]["in flight at the end"] += n
-        print(json.dumps({name: {k: v for k, v in c.items() if v} for name, c in attacker.counts.items()}), flush=True)
+        counts = {name: {k: v for k, v in c.items() if v} for name, c in attacker.counts.items()}
+        times = os.times()
+        print(json.dumps({"counts": counts, "cpu_s": times.user + times.system}), flush=True)
     os._exit(0)
 
 
@@ -647,6 +664,10 @@ def print_report(phases: Dict[str, dict], pool: Pool, counts: dict, attacks: Lis
                        ("jails", "a worker's jails, PSS peak")):
         rows.append((what, _mib(quiet["cost"].get(name, 0)), _mib(hostile["cost"].get(name, 0)), ""))
     rows.append(("workers restarted", quiet["cost"]["restarts"], hostile["cost"]["restarts"], ""))
+    for name, what, note in (("api cpu", "API server CPU", "its one core"),
+                             ("clients cpu", "honest clients CPU", "this process"),
+                             ("attacker cpu", "attacker CPU (nice 19)", "its own process, on the same 2 cores")):
+        rows.append((what, *(f"{p['cost'].get(name, 0.0):.1f} s" for p in (quiet, hostile)), note))
     print(f"\n{'':32} {'quiet':>12} {'hostile':>12}")
     for name, q, h, note in rows:
         print(f"{name:32} {q!s:>12} {h!s:>12}  {note}")
@@ -684,7 +705,7 @@ def main() -> None:
         attacker = None
         try:
             warm(pool.url, pool.tokens)
-            phases, counts = {}, {}
+            phases, counts, attack = {}, {}, {}
             for phase in ("quiet", "hostile"):
                 sampler = Sampler(pool)
                 if phase == "hostile":  # the honest load starts once the attacks have
@@ -694,8 +715,10 @@ def main() -> None:
                 load = honest_load(pool.url, pool.tokens, opts.seconds, opts.rate)
                 if phase == "hostile":
                     out, _ = attacker.communicate(timeout=60)
-                    counts = json.loads(out) if out.strip() else {}
+                    attack = json.loads(out) if out.strip() else {}
+                    counts = attack.get("counts", {})
                 phases[phase] = {"load": load, "cost": sampler.stop()}
+                phases[phase]["cost"]["attacker cpu"] = attack.get("cpu_s", 0.0) if phase == "hostile" else 0.0
                 print(f"{phase}: {len(load['latencies'])} launches ok", file=sys.stderr, flush=True)
             print_report(phases, pool, counts, attacks, paced=int(opts.seconds * opts.rate * len(HONEST)))
         finally:
