@@ -136,14 +136,16 @@ class Pool:
         return found if len(found) > 1 else {"state+cache": found["state"]}
 
     def processes(self) -> Dict[str, List[int]]:
-        """The pids of the API server and of the workers (`ascrun up` replaces a worker that dies)."""
-        found = {"server": [], "worker": []}
+        """The pids of the API server, of the workers (`ascrun up` replaces a worker that dies) and
+        of the Redis servers."""
+        found = {"server": [], "worker": [], "redis": []}
         for pid in _children(self.up.pid):
             try:
                 args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
             except FileNotFoundError:
                 continue
             role = args[3].decode() if len(args) > 3 and args[1:3] == [b"-m", b"ascrun.cli"] else ""
+            role = "redis" if args[0].startswith(b"redis-server") or b"/redis-server" in args[0] else role
             if role in found:
                 found[role].append(pid)
         return found
@@ -188,13 +190,19 @@ def _pss_kib(pid: int) -> int:
     return int(found.group(1)) if found else 0
 
 
-def _cpu_s(pid: int) -> float:
-    """The process' user + system CPU seconds (its threads', not its children's)."""
+def _cpu_s(pid: int, reaped: bool = False) -> float:
+    """The process' user + system CPU seconds (its threads', and if `reaped` its children's that it
+    waited for)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except (FileNotFoundError, ProcessLookupError):
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return sum(int(f) for f in fields[11:15 if reaped else 13]) / os.sysconf("SC_CLK_TCK")
+
+
+def _tree_cpu_s(pid: int) -> float:
+    """The CPU seconds of the process and of all its descendants, living or waited for."""
+    return sum(_cpu_s(p, reaped=True) for p in [pid, *_descendants(pid)])
 
 
 def _reset_peak_rss(pid: int) -> bool:
@@ -220,10 +228,15 @@ class Sampler:
         self.workers_seen = set(start["worker"])
         self.hwm = all(_reset_peak_rss(pid) for pid in start["server"] + start["worker"])
         self.oom_before = {role: _oom_count(r) for role, r in pool.redis.items()}
-        self.cpu_before = {"api cpu": sum(_cpu_s(pid) for pid in start["server"]), "clients cpu": time.process_time()}
+        self.cpu_before = self._cpu(start)
         self.peaks = collections.Counter()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
+
+    def _cpu(self, processes: Dict[str, List[int]]) -> Dict[str, float]:
+        return {"api cpu": sum(_cpu_s(pid) for pid in processes["server"]),
+                "workers cpu": sum(_tree_cpu_s(pid) for pid in processes["worker"]),
+                "redis cpu": sum(_cpu_s(pid) for pid in processes["redis"]), "clients cpu": time.process_time()}
 
     def _peak(self, name: str, value: int) -> None:
         self.peaks[name] = max(self.peaks[name], value)
@@ -259,8 +272,8 @@ class Sampler:
         for role, connection in self.pool.redis.items():
             figures[f"redis {role} OOM"] = _oom_count(connection) - self.oom_before[role]
         figures["restarts"] = len(self.workers_seen) - len(self.pool.processes()["worker"])
-        figures["api cpu"] = sum(_cpu_s(pid) for pid in self.pool.processes()["server"]) - self.cpu_before["api cpu"]
-        figures["clients cpu"] = time.process_time() - self.cpu_before["clients cpu"]
+        for name, seconds in self._cpu(self.pool.processes()).items():
+            figures[name] = seconds - self.cpu_before[name]
         return figures
 
 
@@ -665,6 +678,7 @@ def print_report(phases: Dict[str, dict], pool: Pool, counts: dict, attacks: Lis
         rows.append((what, _mib(quiet["cost"].get(name, 0)), _mib(hostile["cost"].get(name, 0)), ""))
     rows.append(("workers restarted", quiet["cost"]["restarts"], hostile["cost"]["restarts"], ""))
     for name, what, note in (("api cpu", "API server CPU", "its one core"),
+                             ("workers cpu", "workers CPU", "with their jails"), ("redis cpu", "Redis CPU", ""),
                              ("clients cpu", "honest clients CPU", "this process"),
                              ("attacker cpu", "attacker CPU (nice 19)", "its own process, on the same 2 cores")):
         rows.append((what, *(f"{p['cost'].get(name, 0.0):.1f} s" for p in (quiet, hostile)), note))
