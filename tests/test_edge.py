@@ -19,10 +19,11 @@ from conftest import Service
 pytestmark = pytest.mark.service
 
 TOKENS = {"capped": "capped-secret-token", "metered": "metered-secret-token", "heavy": "heavy-secret-token",
-          "other": "other-secret-token", "parsed": "parsed-secret-token"}
+          "other": "other-secret-token", "parsed": "parsed-secret-token", "checked": "checked-secret-token"}
 MiB = 1 << 20
 LIMITS = {"capped": {"max_request_bytes": 1 << 20}, "metered": {"launches_per_minute": 1},
-          "parsed": {"request_bytes_per_second": 64 << 10, "max_request_bytes": MiB}}  # a bucket of 1 MiB
+          "parsed": {"request_bytes_per_second": 64 << 10, "max_request_bytes": MiB},  # a bucket of 1 MiB
+          "checked": {"check_seconds_per_minute": 1}}
 
 
 @pytest.fixture(scope="module")
@@ -195,3 +196,20 @@ def test_heavy_checks_run_outside_the_api_and_behind_their_tenants_own(pool):
         assert answer.status_code == 422 and "reads 'undefined_name'" in answer.json()["error"]["message"]
     assert other_done < done[count // 2]  # not behind the heavy tenant's queue: beside its one check at a time
     assert cpu < count * cost / 2  # the checks ran elsewhere
+
+
+def test_a_tenants_bundle_checks_are_charged_their_cpu(pool):
+    """Heavy bundles cost the check pool's CPU, which every tenant's checks share: past its
+    check_seconds_per_minute, a tenant's next check is refused before it runs (429, with when to come
+    back), while another tenant's heavy bundle is checked."""
+    answers = []
+    while len(answers) < 60 and (not answers or answers[-1].status_code == 422):
+        answers.append(httpx.post(f"{pool.url}/v1/jobs", json=_job(_heavy(1000 + len(answers))),
+                                  headers=_auth("checked"), timeout=60))
+    refused = answers[-1]
+    assert refused.status_code == 429, refused.text
+    assert refused.json()["error"] == {"kind": "limit", "message": (
+        "your bundle checks took more than 1 s of CPU this minute (check_seconds_per_minute)")}
+    assert int(refused.headers["Retry-After"]) >= 1
+    other = httpx.post(f"{pool.url}/v1/jobs", json=_job(_heavy(999)), headers=_auth("other"), timeout=60)
+    assert other.status_code == 422 and "reads 'undefined_name'" in other.json()["error"]["message"]
