@@ -14,7 +14,8 @@ half A (M x K) times half B (K x N) into float C over --matmul-cores AICs (AIC_O
 tiling's split), against numpy's float32 np.matmul(a, b, out=c); checked exactly (small
 integers); the kernel is examples/matmul.py's.
 For the vadd (count form) and reduction rows, also the pipe model's cost: the same launch with
-the hazard check and the modeled timeline each on and off (the default runs both), interleaved.
+the hazard check and the modeled timeline each on and off (the default runs both; "hazard check"
+is a launch with model=False), interleaved with the numpy reference, as multiples of both.
 """
 import argparse
 import importlib.util
@@ -103,8 +104,9 @@ def wsum_tiled(x: asc.GlobalAddress, z: asc.GlobalAddress, block_length: int, ti
         out_z.free_tensor(zo)
 
 
-def pipe_model_overhead(opts, kernel, *args) -> None:
-    """Run times of one launch with the hazard check and the modeled timeline each off and on."""
+def pipe_model_overhead(opts, reference, kernel, *args) -> None:
+    """Run times of one launch with the hazard check and the modeled timeline each off and on, and
+    of `reference()` (numpy) between them."""
     bundle, host = launch_args(kernel, args)
     target = pipeline.get_target("cpu")
     built = pipeline.build(bundle, host.specs, target, frontend_cache=DiskCache.default(),
@@ -113,16 +115,22 @@ def pipe_model_overhead(opts, kernel, *args) -> None:
     settings = {"neither": ("off", False), "hazard check": ("warn", False), "timeline": ("off", True),
                 "both (default)": ("warn", True)}
     seconds = {name: [] for name in settings}
+    numpy_s = []
     for _ in range(opts.repeats):  # interleaved, so all see the same machine load
+        start = time.perf_counter()
+        reference()
+        numpy_s.append(time.perf_counter() - start)
         for name, (hazards, model) in settings.items():
             ran = target.runner.run(built.artifact, opts.cores, built.frontend.params, built.frontend.kernel_args,
                                     values, hazards=hazards, model=model)
             assert ran.warnings == [], ran.warnings
             seconds[name].append(ran.seconds)
-    bare = statistics.median(seconds["neither"])
+    bare, reference_t = statistics.median(seconds["neither"]), statistics.median(numpy_s)
+    print(f"  pipe model, numpy:          {reference_t * 1e3:8.1f} ms")
     for name, runs in seconds.items():
         t = statistics.median(runs)
-        print(f"  pipe model: {name:15s} {t * 1e3:8.1f} ms  ({t / bare:5.2f}x of neither)")
+        print(f"  pipe model: {name:15s} {t * 1e3:8.1f} ms  ({t / bare:5.2f}x of neither, "
+              f"{t / reference_t:5.2f}x numpy)")
 
 
 def bench_matmul(opts) -> None:
@@ -174,7 +182,8 @@ def bench_whole_reduce_sum(opts, x: np.ndarray) -> None:
     print(f"  cpu runtime kernel run: {k * 1e3:8.1f} ms  ({gbps / k:5.1f} GB/s)")
     print(f"  numpy add.reduce(64):   {n * 1e3:8.1f} ms  ({gbps / n:5.1f} GB/s)")
     print(f"  ratio kernel / numpy:   {k / n:8.2f}x")
-    pipe_model_overhead(opts, wsum_tiled, x, z, block, TILE)
+    pipe_model_overhead(opts, lambda: np.add.reduce(x.reshape(-1, 64), axis=1, out=zn), wsum_tiled, x, z, block,
+                        TILE)
 
 
 def main() -> None:
@@ -213,7 +222,7 @@ def main() -> None:
         print(f"  numpy np.add(out=z):    {n * 1e3:8.1f} ms  ({gbps / n:5.1f} GB/s)")
         print(f"  ratio kernel / numpy:   {k / n:8.2f}x")
         if not masked:
-            pipe_model_overhead(opts, vadd_tiled, x, y, z, block, TILE, masked)
+            pipe_model_overhead(opts, lambda: np.add(x, y, out=z), vadd_tiled, x, y, z, block, TILE, masked)
     bench_whole_reduce_sum(opts, x)
     bench_matmul(opts)
 

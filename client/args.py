@@ -11,8 +11,9 @@ import numpy as np
 from .compiler import structs
 from .compiler.bundle import KernelBundle, collect
 from .compiler.errors import KernelError, Kind
-from .compiler.frontend import ArgSpec, constexpr_params, param_names
-from .launch_checks import count_problem, scalar_problem, string_problem, tensor_dtype_problem
+from .compiler.frontend import ArgSpec, constexpr_params, param_annotations, param_names
+from .launch_checks import (annotation_problem, count_problem, scalar_problem, string_problem,
+                            tensor_dtype_problem)
 
 
 @dataclass
@@ -67,8 +68,9 @@ def launch_args(kernel: Any, args: Sequence[Any]) -> Tuple[KernelBundle, HostArg
         raise KernelError(problem, kind=Kind.BAD_REQUEST)
     host = prepare(names, args)
     constexprs = constexpr_params(bundle)
-    for name, spec in zip(names, host.specs):
-        problem = string_problem(name, constexprs) if spec.dtype == "str" else None
+    for name, annotation, spec in zip(names, param_annotations(bundle), host.specs):
+        problem = (string_problem(name, constexprs) if spec.kind == "scalar" and spec.dtype == "str" else None) or \
+            annotation_problem(bundle.entry, name, annotation, spec.kind, spec.dtype, spec.value)
         if problem:
             raise KernelError(problem, kind=Kind.BAD_REQUEST)
     return bundle.with_structs(host.structs), host

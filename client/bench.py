@@ -40,7 +40,8 @@ class Benchmark:
     """A benchmark's outcome. Seconds are per repeat: the launch's wall time on cpu (`measure`
     "wall"), the device's kernel time on sim/npu ("kernel"). std is the sample deviation (None
     with one repeat), stderr = std/sqrt(repeats), rel_error = stderr/mean. `cycles`: the cpu
-    target's modeled cycles of the slowest core (None elsewhere). `result`: the last repeat's
+    target's modeled cycles of the slowest core (None elsewhere); `hazards`: the hazard check's
+    findings in a run (cpu; None where nothing checked them). `result`: the last repeat's
     LaunchResult (its outputs were also copied into the caller's arrays)."""
     kernel: str
     target: str
@@ -62,6 +63,7 @@ class Benchmark:
     seconds: float  # the whole benchmark, warm-up included
     policy: Dict[str, Any]
     result: LaunchResult = field(repr=False)
+    hazards: Optional[int] = None
 
     @property
     def job_id(self) -> Optional[str]:
@@ -77,14 +79,14 @@ class Benchmark:
                    max=stats["max"], repeats=data["repeats"], warmup=data["warmup"], stopped_by=data["stopped_by"],
                    measure=data["measure"], cycles=data.get("cycles"), clock_ghz=data.get("clock_ghz"),
                    samples=list(data.get("samples") or []), seconds=data.get("seconds", 0.0),
-                   policy=dict(data.get("policy") or {}), result=result)
+                   policy=dict(data.get("policy") or {}), result=result, hazards=data.get("hazards"))
 
     def to_json(self) -> Dict[str, Any]:
         return {"kernel": self.kernel, "target": self.target, "core_num": self.core_num, "job_id": self.job_id,
                 "statistics": {"n": self.repeats, "mean": self.mean, "std": self.std, "stderr": self.stderr,
                                "rel_error": self.rel_error, "median": self.median, "min": self.min, "max": self.max},
                 "repeats": self.repeats, "warmup": self.warmup, "stopped_by": self.stopped_by,
-                "measure": self.measure, "cycles": self.cycles, "clock_ghz": self.clock_ghz,
+                "measure": self.measure, "cycles": self.cycles, "clock_ghz": self.clock_ghz, "hazards": self.hazards,
                 "samples": self.samples, "seconds": self.seconds, "policy": self.policy}
 
     def summary(self) -> str:
@@ -207,6 +209,15 @@ class Gates:
         if bench.cycles is None:
             raise KernelError(f"{key}: the cycle gates need modeled cycles, which only the cpu target gives "
                               f"(this ran on {bench.target})", kind=Kind.BAD_REQUEST)
+        if bench.hazards:  # a race shortens the modeled timeline: 594 cycles "within tolerance" of 1897 is a lie
+            return [f"{key}: the run has {bench.hazards} hazard finding{'s' if bench.hazards > 1 else ''} (races "
+                    f"between pipes that no flag orders, or a SetFlag never waited for: see its warnings), so its "
+                    f"{bench.cycles} modeled cycles are not the kernel's: no gate compares them"
+                    + (" and no baseline is recorded" if self.update else "")], notes
+        if self.update and bench.hazards is None:
+            failures.append(f"{key}: no baseline is recorded from a run whose hazards were not checked (hazards "
+                            "\"off\"): record it with hazards \"warn\" or \"fault\"")
+            return failures, notes
         if self.max_cycles is not None:
             problem = max_cycles_problem(key, bench.cycles, self.max_cycles)
             (failures if problem else notes).append(problem or f"{key}: {bench.cycles} modeled cycles, within the "

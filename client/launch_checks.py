@@ -5,6 +5,7 @@ package does not have them). Each check returns the problem as the user reads it
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Collection, Optional, Sequence
 
 import numpy as np
@@ -56,3 +57,39 @@ def string_problem(name: str, constexprs: Collection[str]) -> Optional[str]:
     if name in constexprs:
         return None
     return f"argument '{name}' is a string: only a ConstExpr parameter takes one"
+
+
+# What a parameter's annotation lets through (pyasc types a scalar by its value, not by the
+# annotation, so a misfit would compile as another kernel or fail deep in pyasc's passes): a Python
+# int fits `float`, as in Python; numpy scalars fit by their dtype.
+_INTS = ("int", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
+FITTING_DTYPES = {"int": _INTS, "float": ("float", "float16", "float32", "float64", "int"), "bool": ("bool",),
+                  "str": ("str",)}
+_SCALAR_ANNOTATION = re.compile(r"(?:\w+\.)*ConstExpr\[(int|float|bool|str)\]|(int|float|bool|str)")
+_TENSOR_ANNOTATION = re.compile(r"(?:\w+\.)*GlobalAddress")
+_SHOWN_CHARS = 40
+
+
+def _a(word: str) -> str:
+    return f"{'an' if word[0] in 'aeio' else 'a'} {word}"
+
+
+def annotation_problem(kernel: str, name: str, annotation: str, kind: str, dtype: str, value: Any) -> Optional[str]:
+    """An argument (`kind` tensor, scalar or struct, its `dtype` and a scalar's `value`) fits its
+    parameter's annotation as the kernel spells it: int, float, bool, str (bare or in a ConstExpr)
+    take scalars of those dtypes, a GlobalAddress a tensor; any other annotation is not checked."""
+    scalar = _SCALAR_ANNOTATION.fullmatch(annotation)
+    if scalar:
+        fits = kind == "scalar" and dtype in FITTING_DTYPES[scalar.group(1) or scalar.group(2)]
+    elif _TENSOR_ANNOTATION.fullmatch(annotation):
+        fits = kind == "tensor"
+    else:
+        return None
+    if fits:
+        return None
+    if kind == "scalar":
+        shown = repr(value)
+        got = f"{shown if len(shown) <= _SHOWN_CHARS else shown[:_SHOWN_CHARS] + '...'} ({_a(dtype)})"
+    else:
+        got = f"{_a(dtype)} {kind}"
+    return f"argument '{name}' of kernel '{kernel}' is annotated {annotation}: got {got}"

@@ -14,24 +14,27 @@ from .result import LaunchResult
 
 
 def run_local(kernel: Any, core_num: int, *args: Any, target: str = "cpu", bounds: str = "fault",
-              hazards: str = "warn", cache: Optional[Cache] = None) -> LaunchResult:
+              hazards: str = "warn", cache: Optional[Cache] = None, model: bool = True) -> LaunchResult:
     """Compile `kernel` for these arguments and run it on `core_num` blocks here.
 
     Tensors the kernel writes are copied back into the caller's arrays, as pyasc's launch does.
     `bounds="warn"` turns accesses past a tensor argument (into a guard zone) or past a LocalTensor
     (inside the Unified Buffer) into `result.warnings` instead of a fault. `hazards` ("off", "warn",
     "fault"): what races between a core's pipes (a missing SetFlag/WaitFlag) become on the cpu
-    target; with "warn", `result.warnings`. `result.model` and `result.trace`: the modeled timeline.
+    target; with "warn", `result.warnings`. `result.model` and `result.trace`: the modeled timeline
+    (cpu; `model=False`: none, and a faster run).
     Raises ascrun.KernelError (kind bad_request, bundle_rejected, compile_error, build_error or
     runtime_error; a runtime_error carries the kernel's `log` and `warnings` up to the fault).
     `cache`: the frontend's and toolchain's (default: on disk, DiskCache.default()).
     """
-    return launch_here(kernel, core_num, args, target, bounds, hazards, cache, lambda run, tensors: (run(), None))[0]
+    return launch_here(kernel, core_num, args, target, bounds, hazards, cache, lambda run, tensors: (run(), None),
+                       model)[0]
 
 
 def launch_here(kernel: Any, core_num: int, args: Sequence[Any], target: str, bounds: str, hazards: str,
-                cache: Optional[Cache], repeat: Callable[[Callable[[], RunResult], Dict[str, Any]], Tuple[RunResult, Any]]
-                ) -> Tuple[LaunchResult, Any]:
+                cache: Optional[Cache],
+                repeat: Callable[[Callable[[], RunResult], Dict[str, Any]], Tuple[RunResult, Any]],
+                model: bool = True) -> Tuple[LaunchResult, Any]:
     """The pipeline here: build, then `repeat(run, tensors)` runs the built kernel (once, or as a
     benchmark does) and answers (the run whose outputs count, anything else for the caller); the
     LaunchResult of that run, its outputs copied into the caller's arrays."""
@@ -44,8 +47,8 @@ def launch_here(kernel: Any, core_num: int, args: Sequence[Any], target: str, bo
     built = pipeline.build(bundle, host.specs, chosen, frontend_cache=cache, artifact_cache=cache)
     tensors = {name: value for name, value in host.values.items() if isinstance(value, np.ndarray)}
     run_start = time.perf_counter()
-    ran, extra = repeat(lambda: pipeline.run(built, chosen, core_num, host.values, bounds=bounds, hazards=hazards),
-                        tensors)
+    ran, extra = repeat(lambda: pipeline.run(built, chosen, core_num, host.values, bounds=bounds, hazards=hazards,
+                                             model=model), tensors)
     run_seconds = ran.seconds if extra is None else time.perf_counter() - run_start
     outputs = {}
     for name in ran.written:

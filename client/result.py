@@ -18,7 +18,8 @@ class LaunchResult:
     source: the Ascend C pyasc generated (fetched on first use for remote launches).
     comparison: with `compare=`, these outputs against the same launch's on the second target.
     model: the cpu target's modeled timeline ({"cycles", "clock_ghz", "cores": [{"core", "cycles",
-    "instructions", "busy", "critical_path"}], ...}; None on other targets). trace: the same as a
+    "instructions", "busy", "critical_path"}], "hazards": the hazard check's findings, absent with
+    hazards "off"; None on other targets). trace: the same as a
     Chrome/Perfetto trace (JSON text; fetched on first use for remote launches)."""
     outputs: Dict[str, np.ndarray]
     timings: Dict[str, float]

@@ -15,7 +15,7 @@ from ..compiler import benchmark, structs
 from ..compiler.bundle import KernelBundle
 from ..compiler.errors import BundleRejected, KernelError, Kind
 from ..job_status import JobStatus
-from ..launch_checks import count_problem, string_problem
+from ..launch_checks import annotation_problem, count_problem, string_problem
 from .bundle_checks import BundleChecks, Checked, ChecksSpent
 from .errors import ApiError
 from .models import JobRequest
@@ -71,8 +71,9 @@ class Admission:
         if problem:
             raise ApiError(Kind.BAD_REQUEST, problem, status=400)
         _check_struct_args(body)
-        for name, arg in zip(names, body.args):
-            problem = string_problem(name, constexprs) if arg.kind == "scalar" and arg.dtype == "str" else None
+        for name, annotation, arg in zip(names, checked.annotations, body.args):
+            problem = (string_problem(name, constexprs) if arg.kind == "scalar" and arg.dtype == "str" else None) \
+                or annotation_problem(bundle.entry, name, annotation, arg.kind, arg.dtype, getattr(arg, "value", None))
             if problem:
                 raise ApiError(Kind.BAD_REQUEST, problem)
         in_flight = self._check_tensor_args(body, names, who)
@@ -98,7 +99,7 @@ class Admission:
                 inputs[args[-1]["input"]] = arg.raw
         spec = {"tenant": who.name, "caches": who.caches, "bundle": bundle.to_json(), "core_num": body.core_num,
                 "target": body.target, "args": args, "options": body.options.model_dump(exclude_none=True),
-                "timeout": timeout, "bounds": body.bounds, "hazards": body.hazards,
+                "timeout": timeout, "bounds": body.bounds, "hazards": body.hazards, "model": body.model,
                 "max_log_bytes": limits.max_log_bytes, "max_trace_bytes": limits.max_trace_bytes}
         if policy is not None:
             spec["benchmark"] = policy

@@ -20,7 +20,7 @@ from typing import Any, Dict, Optional, Tuple
 from ..compiler import frontend, gate
 from ..compiler.bundle import KernelBundle
 from ..compiler.errors import BundleRejected
-from ..compiler.frontend import constexpr_params, param_names
+from ..compiler.frontend import constexpr_params, param_annotations, param_names
 from ..compiler.gate import validate
 
 CHECK_PROCESSES = 2  # the pool's processes: a check holds a core for up to about a second (gate.py's bounds)
@@ -32,6 +32,7 @@ class Checked:
     bundle: KernelBundle
     names: Tuple[str, ...]  # the entry's parameters
     constexprs: frozenset  # those of them that are ConstExpr
+    annotations: Tuple[str, ...]  # each parameter's annotation as spelled ("" for none)
 
 
 class ChecksSpent(Exception):
@@ -42,17 +43,18 @@ class ChecksSpent(Exception):
         self.retry_after_s = retry_after_s
 
 
-def signature(bundle_json: Dict[str, Any]) -> Tuple[Optional[str], Tuple[str, ...], Tuple[str, ...], float]:
+def signature(bundle_json: Dict[str, Any]) -> Tuple[Optional[str], Tuple[str, ...], Tuple[str, ...],
+                                                   Tuple[str, ...], float]:
     """In a pool process: (why the gate refuses the bundle, else None; its entry's parameters; its
-    ConstExpr ones; the CPU seconds the check took). A refusal travels as its message: it is the
-    same text the caller gets."""
+    ConstExpr ones; the parameters' annotations; the CPU seconds the check took). A refusal travels
+    as its message: it is the same text the caller gets."""
     start = time.process_time()
     try:
         bundle = KernelBundle.from_json(bundle_json)
         validate(bundle)
-        found = None, tuple(param_names(bundle)), tuple(constexpr_params(bundle))
+        found = None, tuple(param_names(bundle)), tuple(constexpr_params(bundle)), tuple(param_annotations(bundle))
     except BundleRejected as e:
-        found = str(e), (), ()
+        found = str(e), (), (), ()
     finally:  # a pool process sees each bundle once (the API remembers passes): its caches would only grow,
         for cache in (gate._validate_digest, gate._parse, frontend._entry_node):  # a few MiB a tree
             cache.cache_clear()
@@ -65,7 +67,7 @@ class BundleChecks:
         self._pool: Optional[concurrent.futures.ProcessPoolExecutor] = None
         self._turns: Dict[str, asyncio.Semaphore] = {}  # tenant -> its one check at a time
         self._owed: Dict[str, Tuple[float, float]] = {}  # tenant -> (CPU seconds of its checks not yet paid off, when)
-        # (tenant, digest) -> (names, constexprs)
+        # (tenant, digest) -> (names, constexprs, annotations)
         self._passed: collections.OrderedDict = collections.OrderedDict()
 
     async def check(self, tenant: str, bundle: KernelBundle, digest: str,
@@ -79,16 +81,16 @@ class BundleChecks:
                     raise ChecksSpent(f"your bundle checks took more than {seconds_per_minute:g} s of CPU this "
                                       "minute (check_seconds_per_minute)",
                                       (owed - seconds_per_minute) * 60 / seconds_per_minute)
-                refusal, names, constexprs, cpu_s = await self._run(bundle)
+                refusal, names, constexprs, annotations, cpu_s = await self._run(bundle)
                 self._charge(tenant, cpu_s, seconds_per_minute)
             if refusal is not None:
                 raise BundleRejected(refusal)
-            self._passed[tenant, digest] = (names, frozenset(constexprs))
+            self._passed[tenant, digest] = (names, frozenset(constexprs), annotations)
             while len(self._passed) > PASSED_KEPT:
                 self._passed.popitem(last=False)
         self._passed.move_to_end((tenant, digest))
-        names, constexprs = self._passed[tenant, digest]
-        return Checked(bundle, names, constexprs)
+        names, constexprs, annotations = self._passed[tenant, digest]
+        return Checked(bundle, names, constexprs, annotations)
 
     def _charge(self, tenant: str, cpu_s: float, seconds_per_minute: float) -> float:
         """The CPU seconds the tenant's checks owe with `cpu_s` added: they are paid off at

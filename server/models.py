@@ -154,7 +154,9 @@ class CompileOptions(Strict):
     """The pyasc options a job may set, as @asc.jit(...) would (asc.runtime.compiler's CompileOptions,
     asc.runtime.jit's CodegenOptions): a closed set of typed values. Not among them: kernel_type
     (name it in the kernel's @asc.jit), bisheng_options (the pool's compiler flags are the
-    operator's), auto_sync_log (a file path), print_ir_before_all and always_compile."""
+    operator's), auto_sync_log (a file path), print_ir_before_all and always_compile. The last four are
+    asctile's (asc.experimental.asctile's CompileOptions, pyasc's nightly; with insert_sync): an asc
+    kernel, or a pyasc without asctile, refuses them as unknown compile options."""
     debug: Optional[bool] = None
     strip_loc: Optional[bool] = None
     verify_sync: Optional[bool] = None
@@ -165,6 +167,10 @@ class CompileOptions(Strict):
     matmul_cube_only: Optional[bool] = None
     capture_exceptions: Optional[bool] = None
     ir_multithreading: Optional[bool] = None
+    cv_ratio: Optional[Literal[1, 2]] = None  # vector cores per cube core
+    static_alloc: Optional[bool] = None
+    reuse_alloc: Optional[int] = Field(default=None, ge=0, le=2)  # 0 off, 1 legacy, 2 modern
+    vf_fusion: Optional[bool] = None  # C310 (Ascend950) only: pyasc refuses it for another arch
 
 
 LaunchArg = Annotated[Union[TensorArg, ScalarArg, StructArg], Field(discriminator="kind")]
@@ -187,6 +193,9 @@ class JobRequest(Strict):
         "orders, and a SetFlag never waited for: warn (default): each is a warning; fault: the first fails the "
         "launch; off: no check. "
         "sim and npu ignore it"))
+    model: bool = Field(default=True, description=(
+        "the cpu target's modeled timeline: true (default): the result has model and trace; false: neither, "
+        "and the run is faster (the hazard check does not depend on it). sim and npu ignore it"))
     benchmark: Optional[BenchmarkPolicy] = Field(default=None, description=(
         "repeat the launch in this job and record statistics (JobResult.benchmark); the outputs are the last "
         "repeat's, checked bit for bit against the first run's"))
@@ -247,11 +256,13 @@ class JobResult(JobFields):
     warnings: List[str] = []
     error: Optional[ErrorInfo] = None
     # a finished cpu job's modeled timeline: {"cycles" (slowest core), "clock_ghz", "cores": [{"core",
-    # "cycles", "instructions", "busy" and "critical_path" (cycles by pipe)}], "unlisted_cores"};
+    # "cycles", "instructions", "busy" and "critical_path" (cycles by pipe)}], "unlisted_cores", "hazards"
+    # (the hazard check's findings; absent with hazards "off")};
     # null on sim/npu and in lists. The same as a Perfetto trace: GET /v1/jobs/{id}/trace
     model: Optional[Dict[str, Any]] = None
     # a benchmark job's outcome (compiler/benchmark.py Measured.to_json): statistics {n, mean, std,
-    # stderr, rel_error, median, min, max} in seconds, repeats, warmup, stopped_by, measure, cycles, samples
+    # stderr, rel_error, median, min, max} in seconds, repeats, warmup, stopped_by, measure, cycles, hazards,
+    # samples
     benchmark: Optional[Dict[str, Any]] = None
 
 

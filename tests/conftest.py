@@ -104,8 +104,9 @@ def build_wheel(tmp_path_factory, out: Path | None = None) -> Path:
     """The ascrun wheel, built as a fresh clone's `pip wheel .` builds it (in pip's isolated build env).
     pip builds in the source tree (build/, *.egg-info): one build at a time, see ascrun_wheel."""
     out = out or tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(ROOT)],
-                   check=True, capture_output=True)
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(ROOT)],
+                           check=True, capture_output=True, text=True)
+    (out / "pip.log").write_text(built.stdout + built.stderr)  # what a user's quiet pip install shows (test_packaging)
     return next(out.glob("ascrun-*.whl"))
 
 

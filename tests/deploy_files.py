@@ -2,6 +2,8 @@
 Kubernetes manifests, for test_deploy.py and test_deploy_netns.py."""
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import yaml
@@ -48,3 +50,34 @@ def k8s_documents() -> list:
     """(file name, document) of every manifest in the base."""
     return [(path.name, doc) for path in sorted(K8S_BASE.glob("*.yaml")) if path.name != "kustomization.yaml"
             for doc in yaml.safe_load_all(path.read_text()) if doc]
+
+
+ALERT_RULES = DEPLOY / "monitoring" / "prometheus" / "alerts.yaml"
+GRAFANA_DASHBOARD = DEPLOY / "monitoring" / "grafana" / "ascrun.json"
+
+
+def alert_rules() -> dict:
+    return yaml.safe_load(ALERT_RULES.read_text())
+
+
+def grafana_dashboard() -> dict:
+    return json.loads(GRAFANA_DASHBOARD.read_text())
+
+SECRET_FILES = ("redis-password", "redis-url", "cache-redis-url", "tenants.json")  # the base's secretGenerator's
+
+
+def kustomize(where: str, workdir: Path) -> list:
+    """Every document `kubectl kustomize` builds of deploy/k8s/`where` in `workdir`/deploy (a copy of
+    deploy/ unless there is one; each of the base's secret files not there written), or
+    AssertionError with kubectl's words."""
+    if not (workdir / "deploy").exists():
+        shutil.copytree(DEPLOY, workdir / "deploy")
+    secrets = workdir / "deploy" / "k8s" / "base" / "secrets"
+    secrets.mkdir(exist_ok=True)
+    for name in SECRET_FILES:
+        if not (secrets / name).exists():
+            (secrets / name).write_text("x\n")
+    built = subprocess.run(["kubectl", "kustomize", str(workdir / "deploy" / "k8s" / where)], capture_output=True,
+                           text=True, timeout=60)
+    assert built.returncode == 0, built.stderr
+    return list(yaml.safe_load_all(built.stdout))

@@ -23,6 +23,7 @@ pytestmark = pytest.mark.unit
 
 KERNELS = ROOT / "tests" / "kernels"
 HAZARDS = f"{KERNELS / 'hazards.py'}::vadd_sync_kernel"
+TILE = f"{KERNELS / 'hazards.py'}::vadd_tile_kernel"
 CORES, BLOCK = 4, 2048
 STAT_KEYS = {"n", "mean", "std", "stderr", "rel_error", "median", "min", "max"}
 
@@ -126,6 +127,13 @@ def test_policy_checks_and_budget_tied_to_the_timeout():
         job_policy({"budget_seconds": 30}, timeout_s=20)
 
 
+def _bench(cycles, hazards=0, kernel="k"):
+    return ascrun.Benchmark(kernel=kernel, target="cpu", core_num=4, mean=1.0, std=0.0, stderr=0.0, rel_error=0.0,
+                            median=1.0, min=1.0, max=1.0, repeats=3, warmup=0, stopped_by="max_repeats",
+                            measure="wall", cycles=cycles, clock_ghz=1.0, samples=[1.0] * 3, seconds=3.0,
+                            policy={}, result=None, hazards=hazards)
+
+
 def test_gate_comparisons_and_baseline_file(tmp_path):
     assert max_cycles_problem("k", 100, 100) is None
     assert max_cycles_problem("k", 125, 100) == "k: 125 modeled cycles exceed the limit of 100 (max cycles) by 25 (25%)"
@@ -137,11 +145,7 @@ def test_gate_comparisons_and_baseline_file(tmp_path):
     with pytest.raises(ValueError):
         parse_tolerance("-1%")
 
-    def bench(cycles, kernel="k"):
-        return ascrun.Benchmark(kernel=kernel, target="cpu", core_num=4, mean=1.0, std=0.0, stderr=0.0, rel_error=0.0,
-                                median=1.0, min=1.0, max=1.0, repeats=3, warmup=0, stopped_by="max_repeats",
-                                measure="wall", cycles=cycles, clock_ghz=1.0, samples=[1.0] * 3, seconds=3.0,
-                                policy={}, result=None)
+    bench = _bench
     path = tmp_path / "base.json"
     with pytest.raises(GateFailed, match=r"k: no baseline in .*base.json: record one with --update-baseline"):
         Gates(baseline=path).enforce(bench(100))
@@ -166,6 +170,25 @@ def test_gate_comparisons_and_baseline_file(tmp_path):
                                                              "t.py::test_a::vadd#3"]
     with pytest.raises(TypeError, match="unknown argument.s. repeats"):
         MarkedBenchmark({"repeats": 3}, "t.py::test_a", tmp_path)
+
+
+def test_no_gate_passes_and_no_baseline_is_recorded_from_a_run_with_hazards(tmp_path):
+    path = tmp_path / "base.json"
+    racing = ("k: the run has 12 hazard findings (races between pipes that no flag orders, or a SetFlag never "
+              "waited for: see its warnings), so its 477 modeled cycles are not the kernel's: ")
+    with pytest.raises(GateFailed) as failed:
+        Gates(max_cycles=1000, baseline=path, update=True).enforce(_bench(477, hazards=12))
+    assert str(failed.value) == racing + "no gate compares them and no baseline is recorded"
+    assert not path.exists()
+    Gates(baseline=path, update=True).enforce(_bench(751))
+    with pytest.raises(GateFailed) as failed:
+        Gates(baseline=path, tolerance=0.5).enforce(_bench(477, hazards=12))
+    assert str(failed.value) == racing + "no gate compares them"
+    with pytest.raises(GateFailed) as failed:  # hazards="off": nothing says the run had none
+        Gates(baseline=path, update=True).enforce(_bench(477, hazards=None))
+    assert str(failed.value) == ("k: no baseline is recorded from a run whose hazards were not checked (hazards "
+                                 "\"off\"): record it with hazards \"warn\" or \"fault\"")
+    assert json.loads(path.read_text())["kernels"]["k"]["cycles"] == 751
 
 
 # -- for real --------------------------------------------------------------------------------------
@@ -364,3 +387,66 @@ def test_pytest_marker_fails_the_serial_kernel(service, tmp_path, cycles):
     assert "PASSED test_marked.py::test_baseline[1]" in lines and "PASSED test_marked.py::test_limit[1]" in lines
     # each launch's statistics are in the test's ascrun report section
     assert sum(line.startswith("benchmark: vadd_sync_kernel x4 on cpu: wall time median ") for line in lines) >= 2
+
+
+def _tile_cli(service, folder, command, synced, *extra):
+    """`ascrun bench` or `launch` of vadd_tile_kernel, with its flags (synced 1) or without (0), on one
+    block (so that which block faults first, and the warnings' counts, are always the same)."""
+    x, y = np.random.default_rng(9).random((2, 1024), dtype=np.float32)
+    for name, array in (("x", x), ("y", y), ("z", np.zeros_like(x))):
+        np.save(folder / f"{name}.npy", array)
+    return ascrun_cli(command, "--url", service.url, TILE, "--cores", 1,
+                      *[f"--arg={n}=@{folder / n}.npy" for n in "xyz"], "--arg=n=1024", f"--arg=synced={synced}",
+                      *(("--warmup", 0, "--max-repeats", 2) if command == "bench" else ()), *extra)
+
+
+def _without_job_ids(text):
+    return re.sub(r"job [0-9a-f]{12,32}", "job ID", text)
+
+
+@pytest.mark.service
+def test_cli_bench_applies_the_hazards_policy_as_launch_does(service, tmp_path):
+    baseline = tmp_path / "bench.json"
+    # --hazards fault: the same failure, exit code and message as `ascrun launch`
+    launched = _tile_cli(service, tmp_path, "launch", 0, "--hazards", "fault")
+    benched = _tile_cli(service, tmp_path, "bench", 0, "--hazards", "fault", "--baseline", baseline,
+                        "--update-baseline")
+    assert (benched.returncode, launched.returncode) == (1, 1)
+    race = ("block 0: V Add reads UB [0x0, 0x1000) written by MTE2 DataCopy(GM->UB) with no MTE2->V flag between "
+            "them (hazards=\"fault\")")
+    assert _without_job_ids(benched.stderr).splitlines() == [
+        f"ascrun: vadd_tile_kernel x1 on cpu: job ID failed: runtime_error: {race}"]
+    assert _without_job_ids(benched.stderr) == _without_job_ids(launched.stderr)
+    assert not baseline.exists()
+
+    # warn (the default): the warnings as launch prints them; no gate passes, no baseline is recorded
+    launched = _tile_cli(service, tmp_path, "launch", 0)
+    benched = _tile_cli(service, tmp_path, "bench", 0, "--baseline", baseline, "--update-baseline", "--max-cycles",
+                        10**6, "--json")
+    assert (launched.returncode, benched.returncode) == (0, 1), benched.stderr
+    warnings = [line for line in launched.stderr.splitlines() if line.startswith("ascrun: warning: ")]
+    assert warnings and warnings[0].startswith("ascrun: warning: block 0: V Add reads UB [0x0, 0x1000) written by "
+                                               "MTE2 DataCopy(GM->UB) with no MTE2->V flag between them")
+    report = json.loads(benched.stdout)  # --json: the warnings are in the report, as launch's
+    assert report["hazards"] == 3 and report["gates"]["passed"] == []
+    assert report["warnings"] == [line.removeprefix("ascrun: warning: ") for line in warnings]
+    assert benched.stderr.splitlines() == [
+        f"ascrun: gate failed: vadd_tile_kernel: the run has 3 hazard findings (races between pipes that no flag "
+        f"orders, or a SetFlag never waited for: see its warnings), so its {report['cycles']} modeled cycles are not "
+        "the kernel's: no gate compares them and no baseline is recorded"]
+    assert not baseline.exists()
+
+    # --hazards off: nothing says the run had none
+    benched = _tile_cli(service, tmp_path, "bench", 0, "--hazards", "off", "--baseline", baseline, "--update-baseline")
+    assert benched.returncode == 1 and benched.stderr.splitlines() == [
+        "ascrun: gate failed: vadd_tile_kernel: no baseline is recorded from a run whose hazards were not checked "
+        "(hazards \"off\"): record it with hazards \"warn\" or \"fault\""]
+    assert not baseline.exists()
+
+    # the kernel with its flags: recorded, and slower than the racing form's modeled cycles
+    benched = _tile_cli(service, tmp_path, "bench", 1, "--hazards", "fault", "--baseline", baseline,
+                        "--update-baseline", "--json")
+    assert benched.returncode == 0, benched.stderr
+    synced = json.loads(benched.stdout)
+    assert synced["hazards"] == 0 and synced["cycles"] > report["cycles"]
+    assert json.loads(baseline.read_text())["kernels"]["vadd_tile_kernel"]["cycles"] == synced["cycles"]

@@ -254,8 +254,8 @@ def test_module_aliases_are_asc_its_language_or_config(module):
     b = _bundle("@asc.jit\ndef k(n: int):\n    o.os.system('id')\n", modules=(("asc", "asc"), ("o", module)))
     with pytest.raises(BundleRejected) as e:
         gate.validate(b)
-    assert str(e.value) == (f"bundle imports module {module!r} as 'o': only asc, its kernel language (asc.language.*) "
-                            "and asc.runtime.config are allowed")
+    assert str(e.value) == (f"bundle imports module {module!r} as 'o': only asc, its kernel language (asc.language.*), "
+                            "asc.runtime.config and asc.experimental.asctile are allowed")
 
 
 def test_collect_refuses_a_module_outside_the_kernel_language(tmp_path):
@@ -264,7 +264,8 @@ def test_collect_refuses_a_module_outside_the_kernel_language(tmp_path):
     with pytest.raises(BundleRejected) as e:
         bundle.collect(load_module(path).k)
     assert str(e.value) == (f"kernel reads module 'o' (asc.runtime.compiler) in 'k' ({path}:7): only the 'asc' "
-                            "package, its kernel language (asc.language) and asc.runtime.config can be used in kernels")
+                            "package, its kernel language (asc.language), asc.runtime.config and "
+                            "asc.experimental.asctile can be used in kernels")
 
 
 @pytest.mark.parametrize("body", [
@@ -336,10 +337,10 @@ def test_type_is_not_a_kernel_builtin(tmp_path):
      "kernel 'k' (kern.py:10): 'asc.runtime' is the module asc.runtime; kernels may use only asc's kernel language"),
     ("@asc.jit\n@asc.jit\ndef k(n: int):\n    pass\n",
      "kernel 'k' (kern.py:10): must be decorated with exactly @asc.jit or @asc.jit(option=literal or asc "
-     "constant, ...)"),
+     "constant, ...) (or asctile's @asctile.jit)"),
     ("@asc.jit(opt=asc.printf('x'))\ndef k(n: int):\n    pass\n",
      "kernel 'k' (kern.py:10): must be decorated with exactly @asc.jit or @asc.jit(option=literal or asc "
-     "constant, ...)"),
+     "constant, ...) (or asctile's @asctile.jit)"),
     ("@asc.jit\ndef k(n: int = asc.runtime.compiler.os.system('id')):\n    pass\n",
      "kernel 'k' (kern.py:11): default values must be literals"),
     ("@asc.jit\ndef k(n: asc.runtime.compiler.os.system('id')):\n    pass\n",

@@ -44,6 +44,17 @@ def test_help_documents_the_exit_codes():
 
 
 @pytest.mark.kernel
+def test_every_subcommand_has_help_and_its_exit_codes():
+    from ascrun.cli.main import build_parser
+    subcommands = next(a for a in build_parser()._actions if a.dest == "command").choices
+    for name, parser in subcommands.items():
+        text = parser.format_help()
+        assert parser.description and "\nexit codes:\n  0  " in text, name
+        undocumented = [a.dest for a in parser._actions if a.help is None and a.option_strings]
+        assert not undocumented, (name, undocumented)
+
+
+@pytest.mark.kernel
 def test_version_names_ascrun_and_pyasc():
     from importlib import metadata
     out = ascrun("--version")

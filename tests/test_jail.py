@@ -288,3 +288,21 @@ def test_frontend_zygote_survives_a_crashed_child_and_is_replaced_after_a_hang(a
         assert result.kernel_name and frontend.zygotes[""] is not zygote
     finally:
         frontend.close()
+
+
+def test_a_stage_that_dies_at_start_says_why_and_a_ready_one_writes_to_no_one():
+    """Until a stage is ready, its stderr (ours and pyasc's, no tenant's yet) says why it died;
+    once ready, its stderr is /dev/null (a tenant's data could be in it) and the broker holds no
+    end of it."""
+    broken = jail.PythonJail("nonesuch", LIMITS)
+    with pytest.raises(jail.JailCrashed) as died:
+        broken.wait_ready(time.monotonic() + 60)
+    assert str(died.value) == "exited with status 1; its stderr ends: unknown stage 'nonesuch'"
+
+    ready = jail.PythonJail("run", LIMITS)
+    try:
+        ready.wait_ready(time.monotonic() + 60)
+        assert os.readlink(f"/proc/{ready.stage_pid}/fd/2") == "/dev/null"
+        assert ready.process.stderr.closed
+    finally:
+        ready.close()

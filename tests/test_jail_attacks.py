@@ -26,8 +26,8 @@ DEAF = ("import os, time; os.write(1, (2).to_bytes(8, 'big') + (15).to_bytes(8, 
 class Hijacked(jail.PythonJail):
     def __init__(self, script: str):
         self.process = bwrap.popen(bwrap.command(["/usr/bin/python3", "-I", "-c", script]), stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        self.ready = False
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.ready, self.stderr_tail, self.stage = False, "", "run"
         self.artifacts = {}
         self.cpu_s, self.threads, self.stage_pid = 0.0, frozenset(), 0
 

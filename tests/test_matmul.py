@@ -2,12 +2,15 @@
 with transposes, SetBias, SetTail, Iterate/GetTensorC, IterateAll, End) against numpy: products of
 half (or bfloat16) inputs accumulated in float, int8 in int32. The tilings are written out here;
 test_host_tiling.py checks the host's; the last test runs examples/matmul.py with it."""
+import subprocess
+
 import numpy as np
 import pytest
 
 import asc
 import ascrun
 import cube
+from ascrun.compiler.targets.cpu.toolchain import CPU_FLAGS, CpuToolchain
 from conftest import ROOT, load_module
 
 pytestmark = pytest.mark.kernel
@@ -59,6 +62,26 @@ def test_half_products_accumulate_in_float():
     assert (c == 2048 + 31 / 32).all()
 
 
+@pytest.mark.parametrize("trans_a,trans_b", [(False, False), (True, True)])
+def test_float_sums_run_over_k_in_order(trans_a, trans_b):
+    # non-integer halves, whose sums round: each C element is the bias plus the float products
+    # added one by one in K's order. 45 x 50 in base blocks of 32 x 32: tails of 13 rows, 18 columns
+    m, n, k = 45, 50, 72
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    bias = rng.standard_normal((1, n)).astype(np.float32)
+    c = np.zeros((m, n), np.float32)
+    ascrun.run_local(example.matmul_kernel, 1, np.ascontiguousarray(a.T) if trans_a else a,
+                     np.ascontiguousarray(b.T) if trans_b else b, c, bias,
+                     tiling(m, n, k, m, n, 32, 32, 16, cores=1, bias=True), WORKSPACE, trans_a, trans_b)
+    expected = np.repeat(bias, m, axis=0)
+    for p in range(k):
+        expected += np.outer(a[:, p].astype(np.float32), b[p, :].astype(np.float32))
+    assert not np.array_equal(expected, a.astype(np.float32) @ b.astype(np.float32) + bias)  # numpy's order differs
+    np.testing.assert_array_equal(c, expected)
+
+
 def test_blockwise_iterate_into_the_unified_buffer_in_a_mixed_launch():
     # one block: two AIVs, each its 64 rows, base blocks 32 x 32 taken in M order
     m, n, k = 128, 96, 64
@@ -103,3 +126,70 @@ def test_the_example_over_24_cores_with_the_host_tiling():
     c, tiling, _ = example.matmul(a, b, bias, 24, trans_a=True)
     assert tiling.used_core_num > 1
     np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32) + bias)
+
+
+# Both vector widths of the Matmul's tiles (the 16-byte one runs only where the CPU lacks AVX, so
+# kernels here never reach it) against multiply_add's scalar loop, bit for bit: every tile height,
+# float from a normal distribution (sums that round) and int32 over its whole range (sums that wrap).
+TILES_CPP = r"""
+#include "kernel_operator.h"
+#include "lib/matmul_intf.h"
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+using namespace ascrun::matmul;
+
+template <typename Acc, typename Draw>
+int check(const char* name, Draw draw, void (*accumulate)(const Acc*, int64_t, const Acc*, int64_t,
+                                                          Acc (&)[kTileRows][kPanel], int64_t)) {
+    const int64_t k = 37, lda = 41;
+    std::mt19937 rng(7);
+    std::vector<Acc> a(kTileRows * lda), panel(k * kPanel);
+    for (auto& v : a) v = draw(rng);
+    for (auto& v : panel) v = draw(rng);
+    for (int64_t rows = 1; rows <= kTileRows; ++rows) {
+        Acc tile[kTileRows][kPanel], want[kTileRows][kPanel];
+        for (auto& row : tile) for (auto& v : row) v = draw(rng);
+        std::memcpy(want, tile, sizeof(tile));
+        accumulate(a.data(), lda, panel.data(), k, tile, rows);
+        for (int64_t r = 0; r < rows; ++r) {
+            for (int64_t j = 0; j < kPanel; ++j) {
+                for (int64_t p = 0; p < k; ++p) {
+                    want[r][j] = multiply_add(want[r][j], a[r * lda + p], panel[p * kPanel + j]);
+                }
+            }
+        }
+        if (std::memcmp(tile, want, sizeof(tile)) != 0) {
+            std::printf("%s, %lld rows: differs\n", name, (long long)rows);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int main() {
+    auto real = [](std::mt19937& g) { return std::normal_distribution<float>()(g); };
+    auto integer = [](std::mt19937& g) { return static_cast<int32_t>(g()); };
+    int bad = check<float>("16-byte float", real, accumulate_tile_16<float>) +
+              check<int32_t>("16-byte int32", integer, accumulate_tile_16<int32_t>);
+    if (__builtin_cpu_supports("avx")) {
+        bad += check<float>("32-byte float", real, accumulate_tile_32<float>) +
+               check<int32_t>("32-byte int32", integer, accumulate_tile_32<int32_t>);
+    } else {
+        std::puts("no AVX: 32-byte tiles not checked");
+    }
+    std::puts(bad ? "differs" : "equal");
+    return bad;
+}
+"""
+
+
+def test_vector_tiles_sum_as_the_scalar_loop(tmp_path):
+    toolchain = CpuToolchain()
+    (tmp_path / "tiles.cpp").write_text(TILES_CPP)
+    flags = [f for f in CPU_FLAGS if f != "-shared"]
+    subprocess.run([toolchain.cxx, *flags, "-I", str(toolchain.runtime), "tiles.cpp", "-o", "tiles"], cwd=tmp_path,
+                   check=True, timeout=300)
+    out = subprocess.run([str(tmp_path / "tiles")], capture_output=True, text=True, timeout=60)
+    assert (out.returncode, out.stdout.splitlines()[-1]) == (0, "equal"), out.stdout

@@ -16,7 +16,7 @@ import faulty
 import ops
 from ascrun.compiler.errors import Kind
 from ascrun.server.store.jobs import JobStore
-from conftest import LIVENESS, Service, _free_port, ghost_worker, start_redis
+from conftest import LIVENESS, Service, _free_port, ghost_worker, own_service, start_redis
 
 pytestmark = pytest.mark.service
 
@@ -181,7 +181,8 @@ def test_a_tenant_sees_its_own_figures_and_the_operator_the_pools(guarded):
         targets = {name: httpx.get(f"{behind_tokens.url}/v1/targets", headers={"Authorization": f"Bearer {token}"})
                    .json()["targets"][0] for name, token in [*TENANT_TOKENS.items(), ("ops", TOKEN)]}
     assert not any(dict(labels).get("tenant") == "alice" for _, labels in seen["bob"])
-    assert not any(name.startswith(("ascrun_workers_live", "ascrun_http")) for name, _ in seen["bob"])
+    assert not any(name.startswith(("ascrun_workers_live", "ascrun_http", "ascrun_redis", "ascrun_jails"))
+                   for name, _ in seen["bob"])
     assert value(seen["bob"], "ascrun_queue_depth", **where) == 0 and targets["bob"]["queued"] == 0
     # both of hers wait in her queue (the failed one until a worker takes it and drops it)
     assert value(seen["alice"], "ascrun_queue_depth", **where) == 2 and targets["alice"]["queued"] == 2
@@ -192,6 +193,32 @@ def test_a_tenant_sees_its_own_figures_and_the_operator_the_pools(guarded):
     assert value(seen["ops"], "ascrun_queue_depth", **where) >= 1 and targets["ops"]["queued"] >= 1
     assert any(name.startswith("ascrun_workers_live") for name, _ in seen["ops"])
     assert waiting.status == "queued"
+
+
+def test_the_state_redis_memory_is_the_operators(guarded):
+    url, (behind_tokens, _), metrics_url, _ = guarded
+    connection = redis.Redis.from_url(url)
+    connection.config_set("maxmemory", 3 << 30)
+    try:
+        samples = scrape(metrics_url)
+        used = connection.info("memory")["used_memory"]
+    finally:
+        connection.config_set("maxmemory", 0)
+    assert value(samples, "ascrun_redis_maxmemory_bytes") == 3 << 30
+    assert used / 2 < value(samples, "ascrun_redis_used_memory_bytes") < used * 2  # it moves between the two reads
+    tenant = scrape(behind_tokens.url, TENANT_TOKENS["bob"])
+    assert not any(name.startswith("ascrun_redis") for name, _ in tenant)
+
+
+def test_a_jail_that_cannot_start_is_counted(tmp_path):
+    """A worker whose jails get too little memory for pyasc (an operator's mistake) exits at its
+    start, and the scrape counts its frontend jail's failed start, which the alert rules watch."""
+    with own_service(tmp_path, {"ASCRUN_WORKER_MEMORY_BYTES": str(64 << 20)}) as service:
+        worker = service.stack.start([sys.executable, "-m", "ascrun.cli", "worker"], service.env)
+        assert worker.wait(120) != 0
+        samples = scrape(service.url)
+    assert value(samples, "ascrun_jails_failed_total", stage="frontend", when="start") == 1
+    assert value(samples, "ascrun_jails_failed_total", stage="frontend", when="crash") == 0
 
 
 def test_a_scrape_without_redis_says_so(guarded):

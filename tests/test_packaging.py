@@ -1,6 +1,7 @@
 """Packaging: the package-dir mapping works editable and as a wheel; bare ascrun needs only httpx, numpy and tenacity."""
 import subprocess
 import sys
+import tomllib
 import zipfile
 
 import pytest
@@ -18,6 +19,23 @@ def test_editable_install_maps_every_package_to_its_folder():
     for package, folder in PACKAGES.items():
         module = importlib.import_module(package)
         assert module.__file__ == str(ROOT / folder / "__init__.py"), package
+
+
+def test_the_packages_list_names_every_folder_it_ships():
+    """Each folder under a package-dir mapping is a package of its own (the runtime's headers, the
+    dashboard's files and the stand-in asc included): one left out is what setuptools warns about
+    at every install."""
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {".".join([package, *path.relative_to(ROOT / folder).parts])
+               for package, folder in tool["package-dir"].items()
+               for path in [ROOT / folder, *(ROOT / folder).rglob("*")] if path.is_dir() and path.name != "__pycache__"}
+    assert sorted(tool["packages"]) == sorted(folders)
+
+
+def test_the_build_prints_no_setuptools_warning(wheel):
+    """A quiet pip (make demo's) shows the build backend's warnings, each naming setuptools' file: none."""
+    log = (wheel.parent / "pip.log").read_text()
+    assert "setuptools" not in log, log[:2000]
 
 
 def _installed(requirement: str, tmp_path):

@@ -120,3 +120,17 @@ def test_up_names_its_tenants_and_restarts_a_dead_worker(tmp_path):
         assert up.wait(30) == 0
     finally:
         _stop(up)
+
+
+def test_a_worker_whose_jail_dies_at_start_stops_up_saying_why():
+    """A worker too small to import pyasc in its frontend's jail: `up` stops, and what it prints ends
+    with the jail's own words (the worker's stderr, which `up` otherwise drops)."""
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"} | {"ASCRUN_WORKER_MEMORY_BYTES": str(64 << 20)}
+    up = subprocess.run([sys.executable, "-m", "ascrun.cli", "up", "--port", "0", "--workers", "1"], env=env,
+                        capture_output=True, text=True, timeout=120)
+    assert up.returncode == 1 and up.stdout == ""
+    first, *tail = up.stderr.splitlines()
+    assert re.fullmatch(r"ascrun: a process of the stack exited while starting: \S+ -m ascrun.cli worker exited with 1",
+                        first), up.stderr
+    assert tail and all(line.startswith("  | ") for line in tail), up.stderr
+    assert tail[-1] == "  | MemoryError", up.stderr  # the jail's last word, from its stderr

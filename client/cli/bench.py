@@ -3,24 +3,28 @@
     ascrun bench kernels.py::vadd --cores 8 --arg x=@x.npy --arg y=@y.npy --arg z=@z.npy --arg n=2048 \
         --max-cycles 40000 --baseline bench.json --tolerance 2%
 
-Arguments as `ascrun launch` takes them; the statistics go to stdout (--json: one document); a
-failed gate is exit code 1 with a message on stderr naming the kernel, its cycles, the limit or
-baseline and by how much.
+Arguments and policies (--hazards, --bounds) as `ascrun launch` takes them, and a failed launch
+says so and exits as launch does; the statistics go to stdout (--json: one document); a failed
+gate is exit code 1 with a message on stderr naming the kernel, its cycles, the limit or baseline
+and by how much. A run with hazard findings passes no gate and records no baseline (its modeled
+cycles time a race), nor does one whose hazards were not checked record one.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
-from typing import Any
+from typing import Any, Dict
 
 import numpy as np
 
-from ..bench import Gates, GateFailed, parse_tolerance
+from ..bench import Gates, GateFailed, from_record, parse_tolerance, policy_json
 from ..compat.script import QuietProgress, RemoteLaunches, install
 from ..compiler import benchmark
-from ..compiler.errors import EXIT_KERNEL, EXIT_OK
+from ..compiler.errors import EXIT_KERNEL, EXIT_OK, KernelError, exit_code
 from .common import EXIT_CODES, UsageError, add_command, client_for, emit
 from .launch import add_kernel_arguments, kernel_arguments
+from .progress import progress_for
 
 
 def _percentage(text: str) -> float:
@@ -59,6 +63,18 @@ def add_parser(sub: Any, common: argparse.ArgumentParser, launching: argparse.Ar
     gates.add_argument("--key", help="the baseline entry's name (default: the kernel's name)")
 
 
+class _Measuring:
+    """What a session asks of its benchmark launches (compat/script.py): their policy, and each
+    launch's Benchmark from its job's record (gates are checked after, by cmd_bench)."""
+
+    def __init__(self, policy: Dict[str, Any]):
+        self.policy = policy
+
+    def checked(self, launch: Any, record: Dict[str, Any]) -> Any:
+        launch.benchmark = from_record(record, launch.result)
+        return launch.benchmark
+
+
 def cmd_bench(opts: argparse.Namespace) -> int:
     if opts.compare:
         raise UsageError("bench does not take --compare: benchmark each target on its own")
@@ -66,18 +82,29 @@ def cmd_bench(opts: argparse.Namespace) -> int:
         raise UsageError("--update-baseline needs --baseline FILE")
     gates = Gates(max_cycles=opts.max_cycles, baseline=opts.baseline, tolerance=opts.tolerance,
                   update=opts.update_baseline)
+    policy = policy_json(warmup=opts.warmup, min_repeats=opts.min_repeats, max_repeats=opts.max_repeats,
+                         target_rel_error=opts.target_rel_error, budget_seconds=opts.budget)
+    progress = QuietProgress() if opts.json else progress_for(sys.stderr, summaries=False)
     with client_for(opts) as client:
-        # the session only makes `import asc` work in the kernel file where pyasc is not installed
-        uninstall = install(RemoteLaunches(client, target=opts.target or "cpu", progress=QuietProgress()))
+        # launched as `ascrun launch` launches (its hazards, bounds, warnings and failure), as one benchmark job
+        session = RemoteLaunches(client, target=opts.target or "cpu", timeout=opts.timeout, progress=progress,
+                                 bounds=opts.bounds, echo=not opts.json, soc=opts.soc, hazards=opts.hazards)
+        session.benchmark = _Measuring(policy)
+        uninstall = install(session)
         try:
             kernel, params, values, outs = kernel_arguments(opts)
-            bench = client.benchmark(kernel, opts.cores, *(values[name] for name in params),
-                                     target=opts.target or "cpu", timeout=opts.timeout, bounds=opts.bounds,
-                                     soc=opts.soc, warmup=opts.warmup, min_repeats=opts.min_repeats,
-                                     max_repeats=opts.max_repeats, target_rel_error=opts.target_rel_error,
-                                     budget_seconds=opts.budget)
+            try:
+                session.launch(kernel, opts.cores, *(values[name] for name in params))
+            except KernelError as e:
+                print(f"ascrun: {session.launches[-1].summary()}", file=sys.stderr)
+                if opts.json:
+                    print(json.dumps(session.launches[-1].to_json()))
+                return exit_code(e)
         finally:
             uninstall()
+            progress.close()
+    launch = session.launches[-1]
+    bench = launch.benchmark
     for name, path in outs.items():
         np.save(path, values[name])
     code, failures, notes = EXIT_OK, [], []
@@ -85,7 +112,8 @@ def cmd_bench(opts: argparse.Namespace) -> int:
         notes = gates.enforce(bench, opts.key)
     except GateFailed as e:
         code, failures = EXIT_KERNEL, str(e).splitlines()
-    report: dict[str, Any] = dict(bench.to_json(), gates={"failed": failures, "passed": notes})
+    report: Dict[str, Any] = dict(bench.to_json(), warnings=launch.warnings,
+                                  gates={"failed": failures, "passed": notes})
     emit(opts, report, "\n".join([f"job {bench.job_id}: {bench.summary()}"] + [f"gate: {note}" for note in notes]))
     for failure in failures:
         print(f"ascrun: gate failed: {failure}", file=sys.stderr)

@@ -65,6 +65,12 @@ def parent_parsers() -> Tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     return common, launching
 
 
+def add_no_model(parser: argparse.ArgumentParser) -> None:
+    """--no-model, of the commands that launch (exec, launch): bench's cycle gates need the model."""
+    parser.add_argument("--no-model", dest="model", action="store_false",
+                        help="cpu target: no modeled timeline (no cycles in the result, no trace), for a faster run")
+
+
 def add_command(sub: Any, name: str, func: Callable[[argparse.Namespace], int], help: str,
                 parents: Sequence[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """A client command's parser; main.run runs `func` and turns its errors into exit codes."""

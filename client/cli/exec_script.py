@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ..compat import npu_host
 from ..compat.script import QuietProgress, RemoteLaunches, install, standin_gap
 from ..compiler.errors import EXIT_KERNEL, EXIT_OK, EXIT_USAGE, KernelError, exit_code
-from .common import UsageError, add_command, client_for, compared_code
+from .common import UsageError, add_command, add_no_model, client_for, compared_code
 from .progress import progress_for
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the ascrun package: its frames are not the user's
@@ -23,6 +23,7 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the ascrun package: its fra
 def add_parser(sub: Any, common: argparse.ArgumentParser, launching: argparse.ArgumentParser) -> None:
     parser = add_command(sub, "exec", cmd_exec, "run a pyasc script unmodified, its kernel launches on the service",
                          (common, launching))
+    add_no_model(parser)
     parser.add_argument("--no-npu-host", action="store_true", help=npu_host.OPTION_HELP)
     parser.add_argument("script", metavar="SCRIPT.py")
     parser.add_argument("script_args", nargs=argparse.REMAINDER, metavar="-- SCRIPT_ARGS")
@@ -37,7 +38,7 @@ def cmd_exec(opts: argparse.Namespace) -> int:
     with client_for(opts) as client:
         session = RemoteLaunches(client, target=opts.target, timeout=opts.timeout, progress=progress,
                                  bounds=opts.bounds, echo=True, soc=opts.soc, compare=opts.compare,
-                                 hazards=opts.hazards)
+                                 hazards=opts.hazards, model=opts.model)
         uninstall = install(session, npu_is_host=not opts.no_npu_host)
         try:
             # with --json, stdout carries only ascrun's report: the script's prints go to stderr

@@ -15,7 +15,7 @@ from .common import add_command, client_for, emit
 
 def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     jobs = add_command(sub, "jobs", cmd_jobs, "list this token's recent jobs, newest first", (common,))
-    jobs.add_argument("--limit", type=int, default=20)
+    jobs.add_argument("--limit", type=int, default=20, help="at most this many jobs (default 20)")
     show = add_command(sub, "show", cmd_show, "a job's status, timings, cache, warnings, error and what the kernel "
                                               "printed", (common,))
     show.add_argument("job", metavar="JOB")

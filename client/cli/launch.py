@@ -16,7 +16,7 @@ from ..compat.script import QuietProgress, RemoteLaunches, install
 from ..compiler.bundle import collect
 from ..compiler.errors import EXIT_OK, KernelError, exit_code
 from ..compiler.frontend import param_names
-from .common import UsageError, add_command, client_for, compared_code, emit
+from .common import UsageError, add_command, add_no_model, client_for, compared_code, emit
 from .progress import progress_for
 
 
@@ -32,6 +32,7 @@ def add_kernel_arguments(parser: argparse.ArgumentParser, out_help: str) -> None
 def add_parser(sub: Any, common: argparse.ArgumentParser, launching: argparse.ArgumentParser) -> None:
     parser = add_command(sub, "launch", cmd_launch, "launch one kernel of a file with arguments from the command line",
                          (common, launching))
+    add_no_model(parser)
     add_kernel_arguments(parser, "save tensor argument NAME after the launch")
 
 
@@ -123,7 +124,7 @@ def cmd_launch(opts: argparse.Namespace) -> int:
     with client_for(opts) as client:
         session = RemoteLaunches(client, target=opts.target or "cpu", timeout=opts.timeout, progress=progress,
                                  bounds=opts.bounds, echo=not opts.json, soc=opts.soc, compare=opts.compare,
-                                 hazards=opts.hazards)
+                                 hazards=opts.hazards, model=opts.model)
         uninstall = install(session)
         try:
             kernel, params, values, outs = kernel_arguments(opts)

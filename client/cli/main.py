@@ -24,7 +24,7 @@ from . import bench, exec_script, jobs, launch, stack, targets, token
 from .common import EXIT_CODES, EXIT_PIPE_CLOSED, UsageError, parent_parsers
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ascrun", description="Compile and run pyasc kernels without an NPU.",
                                      epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=installed_versions())
@@ -37,7 +37,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     jobs.add_parsers(sub, common)
     targets.add_parser(sub, common)
     token.add_parser(sub)
-    opts = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    opts = build_parser().parse_args(argv)
     try:
         code = run(opts) if getattr(opts, "client_command", False) else opts.func(opts)
         sys.stdout.flush()  # a reader gone is met here, not in the interpreter's last flush

@@ -12,14 +12,16 @@ their command runs: a client-only install (`pip install ascrun`) has none of the
 from __future__ import annotations
 
 import argparse
+import collections
 import os
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 import httpx
 
@@ -37,16 +39,46 @@ def _free_port(host: str) -> int:
         return s.getsockname()[1]
 
 
+class Tail:
+    """The last lines a quiet child wrote to stderr (a thread drains the pipe): its log is not
+    kept, but why it died is told."""
+
+    def __init__(self, pipe, lines: int = 20) -> None:
+        self.lines: collections.deque = collections.deque(maxlen=lines)
+        self.done = threading.Thread(target=self._drain, args=(pipe,), daemon=True)
+        self.done.start()
+
+    def _drain(self, pipe) -> None:
+        with pipe:
+            for line in pipe:
+                self.lines.append(line.decode(errors="replace").rstrip())
+
+    def text(self) -> str:
+        self.done.join(2)  # the child has exited: what it wrote last is read to the end
+        return "\n".join(self.lines)
+
+
 class Stack:
     """The processes of `ascrun up`, each in its own session so it can be stopped as a group."""
 
     def __init__(self) -> None:
         self.children: List[subprocess.Popen] = []
+        self.tails: Dict[subprocess.Popen, Tail] = {}
 
-    def start(self, cmd: List[str], env: dict, **kwargs) -> subprocess.Popen:
+    def start(self, cmd: List[str], env: dict, quiet: bool = False, **kwargs) -> subprocess.Popen:
+        """`quiet`: its stdout is dropped and only the tail of its stderr is kept (last_lines)."""
+        if quiet:
+            kwargs.update(stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         child = subprocess.Popen(cmd, env=env, start_new_session=True, **kwargs)
+        if quiet:
+            self.tails[child] = Tail(child.stderr)
         self.children.append(child)
         return child
+
+    def last_lines(self, child: subprocess.Popen) -> str:
+        """A quiet child's last lines of stderr, each on a line of its own after "  | "."""
+        tail = self.tails.pop(child).text() if child in self.tails else ""
+        return "".join(f"\n  | {line}" for line in tail.splitlines())
 
     def exited(self, among: Optional[List[subprocess.Popen]] = None) -> Optional[subprocess.Popen]:
         return next((c for c in (self.children if among is None else among) if c.poll() is not None), None)
@@ -129,8 +161,10 @@ def _start_redis(stack: Stack, command: list) -> str:
 def _wait_ready(url: str, workers: int, stack: Stack) -> None:
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:
-        if stack.exited() is not None:
-            raise SystemExit("a process of the stack exited while starting")
+        dead = stack.exited()
+        if dead is not None:
+            raise SystemExit(f"ascrun: a process of the stack exited while starting: {' '.join(dead.args[:4])} "
+                             f"exited with {dead.returncode}{stack.last_lines(dead)}")
         try:
             health = httpx.get(f"{url}/v1/health", timeout=2).json()
             if health["workers"].get("cpu", 0) >= workers:
@@ -179,8 +213,7 @@ def cmd_up(opts: argparse.Namespace) -> int:
             port = opts.port or _free_port(opts.host)
             stack.start(me + ["server", "--host", opts.host, "--port", str(port)], env)
             worker = (me + ["worker", "--target", "cpu"], env)
-            quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            workers = [stack.start(*worker, **quiet) for _ in range(opts.workers)]
+            workers = [stack.start(*worker, quiet=True) for _ in range(opts.workers)]
             url = f"http://{opts.host}:{port}"
             _wait_ready(url, opts.workers, stack)
             print(f"ascrun is up at {url} (redis {env['REDIS_URL']}, {opts.workers} cpu worker(s), "
@@ -189,14 +222,13 @@ def cmd_up(opts: argparse.Namespace) -> int:
                 dead = stack.exited(workers)
                 if dead is not None:  # a kernel's crash must not take the stack down: replace the worker
                     number = workers.index(dead)
-                    print(f"ascrun: worker {number} exited with {dead.returncode}; restarting", file=sys.stderr,
-                          flush=True)
+                    print(f"ascrun: worker {number} exited with {dead.returncode}; restarting{stack.last_lines(dead)}",
+                          file=sys.stderr, flush=True)
                     time.sleep(RESTART_PAUSE_S)
-                    workers[number] = stack.replace(dead, *worker, **quiet)
+                    workers[number] = stack.replace(dead, *worker, quiet=True)
                 dead = stack.exited([c for c in stack.children if c not in workers])
                 if dead is not None:
-                    print(f"ascrun: {' '.join(dead.args[:4])} exited with {dead.returncode}; stopping",
-                          file=sys.stderr)
+                    print(f"ascrun: {' '.join(dead.args[:4])} exited with {dead.returncode}; stopping", file=sys.stderr)
                     return 1
                 time.sleep(0.2)
             return 0
@@ -252,17 +284,36 @@ def cmd_worker(opts: argparse.Namespace) -> int:
     return 0
 
 
+UP_EXIT_CODES = """exit codes:
+  0  stopped by Ctrl-C or SIGTERM
+  1  could not start (its port in use, a mistake in the tenants file, a process that exited while
+     starting), or the API server or a Redis exited while up (a worker that exits is restarted)"""
+SERVER_EXIT_CODES = """exit codes:
+  0  stopped by a signal
+  1  could not start (e.g. its port in use, a mistake in the tenants file)"""
+WORKER_EXIT_CODES = """exit codes:
+  0  stopped by a signal; --burst: the queues are empty; --healthy, --check-jail, --self-test: passed
+  1  --healthy: no live worker of this host (or Redis unreachable); --check-jail: a stage is not
+     contained; --self-test: a kernel failed"""
+
+
+def _stack_parser(sub: Any, name: str, help: str, epilog: str) -> argparse.ArgumentParser:
+    return sub.add_parser(name, help=help, description=help, epilog=epilog,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
 def add_parsers(sub: Any) -> None:
-    up = sub.add_parser("up", help="run the embedded stack (redis, API server, cpu workers) in the foreground")
-    up.add_argument("--host", default="127.0.0.1")
-    up.add_argument("--port", type=int, default=8000, help="0 picks a free port")
-    up.add_argument("--workers", type=int, default=2)
+    up = _stack_parser(sub, "up", "run the embedded stack (redis, API server, cpu workers) in the foreground",
+                       UP_EXIT_CODES)
+    up.add_argument("--host", default="127.0.0.1", help="the address the API listens on (default 127.0.0.1)")
+    up.add_argument("--port", type=int, default=8000, help="the API's port (default 8000; 0 picks a free port)")
+    up.add_argument("--workers", type=int, default=2, help="cpu workers to run (default 2)")
     up.set_defaults(func=cmd_up)
-    server = sub.add_parser("server", help="run the API server against REDIS_URL")
-    server.add_argument("--host", default="127.0.0.1")
-    server.add_argument("--port", type=int, default=8000)
+    server = _stack_parser(sub, "server", "run the API server against REDIS_URL", SERVER_EXIT_CODES)
+    server.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
+    server.add_argument("--port", type=int, default=8000, help="the port to listen on (default 8000)")
     server.set_defaults(func=cmd_server)
-    worker = sub.add_parser("worker", help="run one worker against REDIS_URL")
+    worker = _stack_parser(sub, "worker", "run one worker against REDIS_URL", WORKER_EXIT_CODES)
     worker.add_argument("--target", action="append", choices=targets.NAMES,
                         help="a target to serve (repeatable; default cpu)")
     worker.add_argument("--soc", action="append", default=[], metavar="SOC",

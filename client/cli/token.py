@@ -15,7 +15,9 @@ def add_parser(sub: Any) -> None:
     parser = sub.add_parser("token", help="a new bearer token for a tenant, and its entry for the tenants file",
                             description="Print a new random bearer token (give it to the tenant: it is not kept "
                                         "anywhere) and the tenant's entry for the tenants file, which holds only "
-                                        "the token's sha256.")
+                                        "the token's sha256.",
+                            epilog="exit codes:\n  0  printed (it never fails)",
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("name", help="the tenant's name")
     parser.set_defaults(func=cmd_token)
 

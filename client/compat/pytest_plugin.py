@@ -1,7 +1,8 @@
 """pytest plugin: existing pyasc tests against an ascrun pool, unmodified.
 
     pytest --ascrun-url URL [--ascrun-target T] [--ascrun-token TOKEN] [--ascrun-bounds warn]
-           [--ascrun-hazards fault] [--ascrun-no-npu-host] [--ascrun-update-baseline] path/to/pyasc/tests
+           [--ascrun-hazards fault] [--ascrun-no-model] [--ascrun-no-npu-host] [--ascrun-update-baseline]
+           path/to/pyasc/tests
 
 Each `kernel[core_num, stream](...)` a test makes runs on the pool; the test's own asserts then
 check the outputs written back into its tensors. device="npu" tensors are host tensors under
@@ -54,6 +55,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--ascrun-hazards", default="warn", choices=HAZARDS,
                     help="cpu target: races between a core's pipes that no flag orders are warnings in the report "
                          "(warn, default), fail the launch (fault) or go unchecked (off)")
+    group.addoption("--ascrun-no-model", dest="ascrun_model", action="store_false",
+                    help="cpu target: no modeled timeline (no ascrun_cycles property, no trace), for faster "
+                         "launches; tests marked ascrun_benchmark keep it")
     group.addoption("--ascrun-no-npu-host", action="store_true", help=npu_host.OPTION_HELP)
     group.addoption("--ascrun-update-baseline", action="store_true",
                     help="tests marked ascrun_benchmark(baseline=...) write their launches' modeled cycles to the "
@@ -72,7 +76,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
         early_config.pluginmanager.register(AscrunPool(options.ascrun_url, options.ascrun_token,
                                                        options.ascrun_target, options.ascrun_bounds,
                                                        npu_is_host=not options.ascrun_no_npu_host,
-                                                       soc=options.ascrun_soc, hazards=options.ascrun_hazards),
+                                                       soc=options.ascrun_soc, hazards=options.ascrun_hazards,
+                                                       model=options.ascrun_model),
                                            "ascrun-pool")
 
 
@@ -91,13 +96,13 @@ def junit_properties(launch: Launch) -> List[Tuple[str, str]]:
 class AscrunPool:
 
     def __init__(self, url: str, token: str | None, target: str | None, bounds: str = "fault",
-                 npu_is_host: bool = True, soc: str | None = None, hazards: str = "warn"):
+                 npu_is_host: bool = True, soc: str | None = None, hazards: str = "warn", model: bool = True):
         self.url = url
         self.token = token
         self.client = Client(url, token=token)
         self.notices: List[str] = []
         self.launches = RemoteLaunches(self.client, target=target, notice=self.notices.append, bounds=bounds,
-                                       soc=soc, hazards=hazards)
+                                       soc=soc, hazards=hazards, model=model)
         self._uninstall = install(self.launches, npu_is_host=npu_is_host)
         self._reported = 0
 

@@ -153,7 +153,8 @@ class RemoteLaunches:
 
     The target is `target` if given, else the one the code's backend maps to (`-r Model` -> sim,
     `-r NPU` -> npu) when the pool has a worker for it, else cpu; `notice` says so once. Every
-    launch has the bounds policy `bounds` and the hazards policy `hazards`; with `echo`, what a
+    launch has the bounds policy `bounds` and the hazards policy `hazards`, and the modeled timeline
+    unless `model` is False (a benchmark's launches keep it: their gates need it); with `echo`, what a
     kernel printed goes to stdout and its warnings to stderr once it has run, as an NPU run's
     output would appear. With `compare`,
     every launch also runs there and how its outputs compare goes to stderr."""
@@ -161,11 +162,11 @@ class RemoteLaunches:
     def __init__(self, client: Client, target: Optional[str] = None, timeout: Optional[float] = None,
                  progress: Any = None, notice: Optional[Callable[[str], None]] = None, bounds: str = "fault",
                  echo: bool = False, soc: Optional[str] = None, compare: Optional[str] = None,
-                 hazards: str = "warn"):
+                 hazards: str = "warn", model: bool = True):
         self.client, self.forced_target, self.timeout = client, target, timeout
         self.forced_soc = soc
         self.bounds, self.echo, self.compare = bounds, echo, compare
-        self.hazards = hazards
+        self.hazards, self.model = hazards, model
         self.progress = progress or QuietProgress()
         self.notice = notice or (lambda message: print(message, file=sys.stderr))
         self.backend: Optional[str] = None
@@ -225,6 +226,7 @@ class RemoteLaunches:
             handle = self.client.submit(kernel, core_num, *bound.args, target=launch.target, timeout=self.timeout,
                                         on_upload=self.progress.on_upload, bounds=self.bounds,
                                         soc=self.soc(launch.target), compare=self.compare, hazards=self.hazards,
+                                        model=self.model or self.benchmark is not None,
                                         benchmark=self.benchmark.policy if self.benchmark else None)
             launch.job_id = handle.id
             launch.result = handle.result(on_status=self.progress.on_status)

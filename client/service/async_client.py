@@ -93,32 +93,33 @@ class AsyncClient(BaseClient):
     async def submit(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
                      timeout: Optional[float] = None, on_upload: Optional[OnUpload] = None, bounds: str = "fault",
                      soc: Optional[str] = None, compare: Optional[str] = None,
-                     benchmark: Optional[Dict[str, Any]] = None, hazards: str = "warn") -> AsyncLaunchHandle:
+                     benchmark: Optional[Dict[str, Any]] = None, hazards: str = "warn",
+                     model: bool = True) -> AsyncLaunchHandle:
         """Queue `kernel` (uploading the tensors the service lacks) and return its handle;
-        `on_upload`, `compare` and `benchmark` as Client.submit."""
+        `on_upload`, `compare`, `benchmark` and `model` as Client.submit."""
         started = self._api.clock()
-        job = with_benchmark(submission(kernel, core_num, args, target, timeout, bounds, soc, hazards=hazards),
-                             benchmark, compare)
+        job = with_benchmark(submission(kernel, core_num, args, target, timeout, bounds, soc, hazards=hazards,
+                                        model=model), benchmark, compare)
         launch = await self._run(self._api.submit_launch(job, started, on_upload=on_upload, compare=compare))
         return AsyncLaunchHandle(launch, self._api, self._run, self._fetch)
 
     async def launch(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
                      timeout: Optional[float] = None, bounds: str = "fault", soc: Optional[str] = None,
-                     compare: Optional[str] = None, hazards: str = "warn") -> LaunchResult:
+                     compare: Optional[str] = None, hazards: str = "warn", model: bool = True) -> LaunchResult:
         """Run `kernel` remotely, as Client.launch (the same requests); the tensors it writes are
         copied back into the caller's arrays."""
         started = self._api.clock()
-        job = submission(kernel, core_num, args, target, timeout, bounds, soc, hazards=hazards)
+        job = submission(kernel, core_num, args, target, timeout, bounds, soc, hazards=hazards, model=model)
         return await self._run(self._api.launch(job, started, self._fetch, compare))
 
     async def benchmark(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
                         timeout: Optional[float] = None, bounds: str = "fault", soc: Optional[str] = None,
                         warmup: Optional[int] = None, min_repeats: Optional[int] = None,
                         max_repeats: Optional[int] = None, target_rel_error: Optional[float] = None,
-                        budget_seconds: Optional[float] = None) -> Benchmark:
+                        budget_seconds: Optional[float] = None, hazards: str = "warn") -> Benchmark:
         """As Client.benchmark: one benchmark job, its Benchmark."""
         policy = policy_json(warmup=warmup, min_repeats=min_repeats, max_repeats=max_repeats,
                              target_rel_error=target_rel_error, budget_seconds=budget_seconds)
         started = self._api.clock()
-        job = with_benchmark(submission(kernel, core_num, args, target, timeout, bounds, soc), policy)
+        job = with_benchmark(submission(kernel, core_num, args, target, timeout, bounds, soc, hazards=hazards), policy)
         return await self._run(self._api.benchmark(job, started, self._fetch))

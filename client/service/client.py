@@ -95,60 +95,64 @@ class Client(BaseClient):
 
     def launch(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu",
                timeout: Optional[float] = None, bounds: str = "fault", soc: Optional[str] = None,
-               compare: Optional[str] = None, hazards: str = "warn") -> LaunchResult:
+               compare: Optional[str] = None, hazards: str = "warn", model: bool = True) -> LaunchResult:
         """Run `kernel` remotely; the tensors it writes are copied back into the caller's arrays.
         A cached launch is one request that waits for the job, then one download per output the
         record does not carry. `bounds="warn"`: out-of-operand accesses the device performs become
         `result.warnings`. `hazards` (cpu): races between pipes that no flag orders are warnings
         ("warn"), fail the launch ("fault") or go unchecked ("off"); `result.model` and
-        `result.trace` show the timeline. `soc` (e.g. "Ascend910B1"): only a worker serving that
-        SOC runs it (503 at once if none does). `compare="cpu"`: the same launch runs on that target
-        too, at the same time; the caller's arrays get `target`'s outputs and `result.comparison`
-        diffs the two (compare.py)."""
+        `result.trace` show the timeline (`model=False`: none, and a faster run). `soc` (e.g.
+        "Ascend910B1"): only a worker serving that SOC runs it (503 at once if none does).
+        `compare="cpu"`: the same launch runs on that target too, at the same time; the caller's
+        arrays get `target`'s outputs and `result.comparison` diffs the two (compare.py)."""
         started = self._api.clock()
-        job = submission(kernel, core_num, args, target, timeout, bounds, soc, hazards=hazards)
+        job = submission(kernel, core_num, args, target, timeout, bounds, soc, hazards=hazards, model=model)
         return self._run(self._api.launch(job, started, self._run, compare))
 
     def submit(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu", timeout: Optional[float] = None,
                on_upload: Optional[OnUpload] = None, bounds: str = "fault",
                soc: Optional[str] = None, compare: Optional[str] = None,
-               benchmark: Optional[Dict[str, Any]] = None, hazards: str = "warn") -> LaunchHandle:
+               benchmark: Optional[Dict[str, Any]] = None, hazards: str = "warn", model: bool = True) -> LaunchHandle:
         """Queue `kernel` and return its LaunchHandle without waiting for the run, so that many
         launches can be in flight at once. `on_upload(sent, total)` follows the tensor upload.
         `compare`: queue it on that target too, as `launch` does. `benchmark`: a benchmark job's
-        policy (bench.policy_json; `benchmark()` is the usual way)."""
+        policy (bench.policy_json; `benchmark()` is the usual way). `hazards`, `model`: as `launch`."""
         started = self._api.clock()
-        job = with_benchmark(submission(kernel, core_num, args, target, timeout, bounds, soc, hazards=hazards),
-                             benchmark, compare)
+        job = with_benchmark(submission(kernel, core_num, args, target, timeout, bounds, soc, hazards=hazards,
+                                        model=model), benchmark, compare)
         launch = self._run(self._api.submit_launch(job, started, on_upload=on_upload, compare=compare))
         return LaunchHandle(launch, self._api, self._run)
 
     def benchmark(self, kernel: Any, core_num: int, *args: Any, target: str = "cpu", timeout: Optional[float] = None,
                   bounds: str = "fault", soc: Optional[str] = None, warmup: Optional[int] = None,
                   min_repeats: Optional[int] = None, max_repeats: Optional[int] = None,
-                  target_rel_error: Optional[float] = None, budget_seconds: Optional[float] = None) -> Benchmark:
+                  target_rel_error: Optional[float] = None, budget_seconds: Optional[float] = None,
+                  hazards: str = "warn") -> Benchmark:
         """Benchmark `kernel` in one job: warm-up, then repeats until the relative standard error is
         at or under `target_rel_error`, `max_repeats` or `budget_seconds` (unset: the service's
         defaults, bench.py). The last repeat's outputs are copied into the caller's arrays; a
         runtime_error if they differ from the first run's. Returns the Benchmark (statistics,
-        stop rule, modeled cycles on cpu; `.result` the LaunchResult)."""
+        stop rule, modeled cycles and hazard findings on cpu; `.result` the LaunchResult). `hazards`
+        as for `launch`."""
         policy = policy_json(warmup=warmup, min_repeats=min_repeats, max_repeats=max_repeats,
                              target_rel_error=target_rel_error, budget_seconds=budget_seconds)
         started = self._api.clock()
-        job = with_benchmark(submission(kernel, core_num, args, target, timeout, bounds, soc), policy)
+        job = with_benchmark(submission(kernel, core_num, args, target, timeout, bounds, soc, hazards=hazards), policy)
         return self._run(self._api.benchmark(job, started, self._run))
 
 
 class RemoteKernel:
     """`remote(kernel)[core_num](*args)` or `[core_num, stream]`: pyasc's launch syntax, run remotely."""
 
-    def __init__(self, kernel: Any, client: Optional[Client] = None, bounds: str = "fault", hazards: str = "warn"):
+    def __init__(self, kernel: Any, client: Optional[Client] = None, bounds: str = "fault", hazards: str = "warn",
+                 model: bool = True):
         self.kernel = kernel
         self.client = client
         check_bounds(bounds)
         check_hazards(hazards)
         self.bounds = bounds
         self.hazards = hazards
+        self.model = model
 
     def __getitem__(self, launch: Any):
         core_num = launch[0] if isinstance(launch, tuple) else launch  # a stream means nothing remotely
@@ -157,8 +161,10 @@ class RemoteKernel:
     def _launch(self, core_num: int, *args: Any) -> LaunchResult:
         if self.client is None:
             self.client = Client()
-        return self.client.launch(self.kernel, core_num, *args, bounds=self.bounds, hazards=self.hazards)
+        return self.client.launch(self.kernel, core_num, *args, bounds=self.bounds, hazards=self.hazards,
+                                  model=self.model)
 
 
-def remote(kernel: Any, client: Optional[Client] = None, bounds: str = "fault", hazards: str = "warn") -> RemoteKernel:
-    return RemoteKernel(kernel, client, bounds, hazards)
+def remote(kernel: Any, client: Optional[Client] = None, bounds: str = "fault", hazards: str = "warn",
+           model: bool = True) -> RemoteKernel:
+    return RemoteKernel(kernel, client, bounds, hazards, model)

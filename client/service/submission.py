@@ -31,7 +31,8 @@ class Submission(NamedTuple):
 
 
 def submission(kernel: Any, core_num: int, args: Sequence[Any], target: str = "cpu", timeout: Optional[float] = None,
-               bounds: str = "fault", soc: Optional[str] = None, hazards: str = "warn") -> Submission:
+               bounds: str = "fault", soc: Optional[str] = None, hazards: str = "warn", model: bool = True
+               ) -> Submission:
     """`kernel[core_num](*args)` on `target` as a job submission."""
     check_bounds(bounds)
     check_hazards(hazards)
@@ -44,6 +45,8 @@ def submission(kernel: Any, core_num: int, args: Sequence[Any], target: str = "c
         body["bounds"] = bounds
     if hazards != "warn":  # likewise: older services know no "hazards"
         body["hazards"] = hazards
+    if not model:  # likewise: older services know no "model"
+        body["model"] = False
     if soc is not None:
         body["soc"] = soc
     return Submission(body, blobs, host)

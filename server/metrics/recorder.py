@@ -31,6 +31,7 @@ LABELS = {  # series -> its label names; the tenant first: a tenant's scrape sho
     "stage_seconds": ("tenant", "target", "stage"),
     "bytes": ("tenant", "direction", "kind"),
     "worker_seconds": ("tenant", "target"),
+    "jails_failed": ("stage", "when"),  # the pool's, no tenant's: the operator's only
 }
 NO_SOC = ANY_SOC  # a job naming no SOC, a worker serving none
 
@@ -81,6 +82,15 @@ def worker_time(pipe: redis.client.Pipeline, tenant: str, target: str, seconds: 
     """A worker spent `seconds` on one of `tenant`'s jobs: counted within `pipe`, the release of
     its share (store/share.py)."""
     _count(pipe, "worker_seconds", (tenant, target), float(seconds))
+
+
+def jail_failed(connection: redis.Redis, stage: str, when: str) -> None:
+    """A worker's jail for `stage` died: `when` "start" (before it was ready: the host's jails are
+    broken) or "crash" (while it served a job: often the job's own doing). sandbox.jail.failure_hook."""
+    try:
+        connection.hincrby(METRICS, _field("jails_failed", stage, when), 1)
+    except redis.RedisError:
+        pass
 
 
 def inline_received(pipe: redis.client.Pipeline, tenant: str, inputs: Dict[str, bytes]) -> None:

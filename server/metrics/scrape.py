@@ -21,7 +21,10 @@ COUNTERS = {  # recorded series -> (metric name, help)
     "bytes": ("ascrun_tensor_bytes", "Tensor bytes into and out of the service, by direction and kind (blob, inline)"),
     "worker_seconds": ("ascrun_worker_seconds", "Worker time spent on jobs, by tenant and target (a tenant's share: "
                        "max_running_jobs, worker_seconds_per_minute)"),
+    "jails_failed": ("ascrun_jails_failed", "Worker jails that died, by stage and when: start (before it was ready) "
+                     "or crash (while serving a job)"),
 }
+OPERATOR_SERIES = {"jails_failed"}  # no tenant label: the pool's, shown to the operator only
 
 
 class PoolCollector(Collector):
@@ -47,6 +50,8 @@ class PoolCollector(Collector):
         recorded = {series: [(labels, value) for labels, value in found if self.tenant in (None, labels[0])]
                     for series, found in recorder.recorded(self.connection).items()}  # the tenant label first
         for series, (name, doc) in COUNTERS.items():
+            if series in OPERATOR_SERIES and self.tenant is not None:
+                continue
             family = CounterMetricFamily(name, doc, labels=recorder.LABELS[series])
             for labels, value in sorted(recorded.get(series, [])):
                 family.add_metric(labels, value)
@@ -66,8 +71,17 @@ class PoolCollector(Collector):
             for (soc, role), count in sorted(live_workers(self.pool, target).items()):
                 workers.add_metric((target, soc, role), count)
         yield from (depth, oldest)
-        if self.tenant is None:  # the pool's workers are the operator's figures
+        if self.tenant is None:  # the pool's workers and its Redis are the operator's figures
             yield workers
+            yield from self._redis_memory()
+
+    def _redis_memory(self) -> Iterator[Metric]:
+        """The state Redis's memory (noeviction: once full it refuses new work, 507)."""
+        memory = self.connection.info("memory")
+        yield GaugeMetricFamily("ascrun_redis_used_memory_bytes", "Memory the pool's state Redis uses",
+                                value=memory["used_memory"])
+        yield GaugeMetricFamily("ascrun_redis_maxmemory_bytes", "The state Redis's maxmemory (0: no limit)",
+                                value=memory["maxmemory"])
 
 
 def _histogram(recorded: Dict[str, List], series: str, name: str, doc: str) -> HistogramMetricFamily:

@@ -86,6 +86,8 @@ def job_trace(svc: Service, job_id: str, who: Tenant) -> bytes:
         why = f"it did not finish ({status}: {error.get('kind', Kind.RUNTIME_ERROR)}); only a finished run has one"
     elif target != "cpu":
         why = f"it ran on target '{target}': only the cpu target models a timeline"
+    elif record.get("model") is None:  # a finished cpu run has its model, unless it was asked for none
+        why = "it was launched with model=false (no modeled timeline)"
     else:
         why = "it expired, or was over your max_trace_bytes (then the job's warnings say so)"
     raise ApiError(Kind.NOT_FOUND, f"job {job_id} has no trace: {why}")

@@ -9,7 +9,7 @@ Keys (all under "ascrun:"):
                            tenant:<t>:stored (their sum): what max_stored_bytes caps (account.py)
   job:<id>                 JSON record of a job that is queued or started (deleted when it ends)
   spec:<id>                JSON launch spec (tenant, bundle, args, core_num, target, bounds, hazards,
-                           timeout)
+                           model, timeout)
   inputs:<id>              hash: the bytes of the job's inline tensors (an arg's "input" names its
                            field), sent as base64 but kept raw; TTL blob_ttl_s, as an uploaded blob's
   final:<id>               JSON terminal record; written once (SET NX), so the first outcome wins

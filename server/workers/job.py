@@ -252,7 +252,8 @@ def run_job(job_id: str, stage: Optional[str] = None) -> Optional[JobStatus]:
         if not target.runner.streams_tensors:  # it takes arrays (CANN's device process)
             values.update({name: tensor.array() for name, tensor in tensors.items()})
         launch = functools.partial(pipeline.run, built, target, spec["core_num"], values, bounds=spec["bounds"],
-                                   hazards=spec.get("hazards", "warn"))  # an older API's spec has none
+                                   hazards=spec.get("hazards", "warn"),  # an older API's spec has none
+                                   model=spec.get("model", True))
         measured = None
         if spec.get("benchmark") is None:
             ran = launch()

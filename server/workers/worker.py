@@ -6,6 +6,7 @@ The frontend's zygote is started (pyasc warmed in its jail) before the first job
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -19,7 +20,9 @@ from typing import Dict, Iterator, List, Sequence
 import redis
 from rq.worker import RoundRobinWorker, WorkerStatus
 
+from ...compiler.sandbox import jail
 from ...compiler.settings import ServiceSettings
+from ..metrics import recorder
 from ..store import connect, rq_adapter
 from ..store.pool import worker_beat, worker_gone
 from ..store.queues import STAGES, QueuePlace, place_of, queue_name, served_queues
@@ -223,6 +226,7 @@ def limit_broker_memory(settings: ServiceSettings) -> None:
 def serve(targets: Sequence[str], settings: ServiceSettings, burst: bool = False, name: str | None = None,
           socs: Sequence[str] = (), stages: Sequence[str] = STAGES) -> None:
     limit_broker_memory(settings)
+    jail.failure_hook = functools.partial(recorder.jail_failed, connect.state(settings))
     jailed = job.serve_targets(targets, settings, stages, socs)
     for target in jailed:
         target.start()

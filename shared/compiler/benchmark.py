@@ -17,7 +17,9 @@ Data in, data out: the worker (server/workers/job.py) and `ascrun.benchmark_loca
 - The last repeat's written tensors must equal the first run's bit for bit, else KernelError
   runtime_error naming the tensor (a nondeterministic kernel or a race). They stay in `tensors`.
 - cpu: the modeled cycles (RunResult.model["cycles"]) are deterministic; a repeat that models a
-  different count is a bug of the runtime, raised as BenchmarkBug (not the kernel's error).
+  different count is a bug of the runtime, raised as BenchmarkBug (not the kernel's error). The
+  hazard check's findings (model["hazards"], absent with hazards "off") are the first run's: a
+  racing kernel's cycles are not the kernel's, and the gates (client/bench.py) say so.
 """
 from __future__ import annotations
 
@@ -156,6 +158,7 @@ class Measured:
     measure: str  # "wall" (cpu: the launch's wall time) or "kernel" (sim/npu: the device's kernel time)
     cycles: Optional[int] = None  # cpu: modeled cycles of the slowest core, the same every repeat
     clock_ghz: Optional[float] = None
+    hazards: Optional[int] = None  # cpu: the hazard check's findings in a run (None: not checked)
     seconds: float = 0.0  # the whole benchmark: warm-up, repeats, restores
     last: Optional[RunResult] = field(default=None, repr=False)
 
@@ -167,7 +170,8 @@ class Measured:
         """The job record's `benchmark`."""
         return {"statistics": asdict(self.statistics), "repeats": len(self.samples), "warmup": self.warmup,
                 "stopped_by": self.stopped_by, "measure": self.measure, "cycles": self.cycles,
-                "clock_ghz": self.clock_ghz, "seconds": self.seconds, "samples": list(self.samples),
+                "clock_ghz": self.clock_ghz, "hazards": self.hazards, "seconds": self.seconds,
+                "samples": list(self.samples),
                 "policy": self.policy.to_json()}
 
 
@@ -191,6 +195,7 @@ def measure(launch: Callable[[], RunResult], tensors: Mapping[str, np.ndarray], 
     samples: List[float] = []
     cycles: Optional[int] = None
     clock_ghz: Optional[float] = None
+    hazards: Optional[int] = None
     kind = "wall"
     warm = 0
     start = clock()
@@ -208,7 +213,7 @@ def measure(launch: Callable[[], RunResult], tensors: Mapping[str, np.ndarray], 
         model_cycles = (ran.model or {}).get("cycles")
         if model_cycles is not None:
             if cycles is None:
-                cycles, clock_ghz = int(model_cycles), (ran.model or {}).get("clock_ghz")
+                cycles, clock_ghz, hazards = int(model_cycles), ran.model.get("clock_ghz"), ran.model.get("hazards")
             elif int(model_cycles) != cycles:
                 raise BenchmarkBug(f"the cpu runtime modeled {model_cycles} cycles on run {warm + len(samples) + 1} "
                                    f"and {cycles} on the first, from the same inputs: the model must be "
@@ -222,7 +227,7 @@ def measure(launch: Callable[[], RunResult], tensors: Mapping[str, np.ndarray], 
         rule = stop_rule(samples, effective, clock() - start)
     _check_outputs(ran, tensors, reference, first_written, len(samples))
     return Measured(policy=effective, samples=samples, stopped_by=rule, warmup=warm, measure=kind, cycles=cycles,
-                    clock_ghz=clock_ghz, seconds=clock() - start, last=ran)
+                    clock_ghz=clock_ghz, hazards=hazards, seconds=clock() - start, last=ran)
 
 
 def _check_outputs(ran: RunResult, tensors: Mapping[str, np.ndarray], reference: Dict[str, np.ndarray],

@@ -28,18 +28,29 @@ LANGUAGE_MODULE = "asc.language"
 # Modules a bundle may import under an alias: asc itself, its kernel language, and the config
 # module whose enums @asc.jit options name (config.KernelType.AIV_ONLY).
 CONFIG_MODULE = "asc.runtime.config"
+# pyasc's tile-level front end (the nightly's, absent from pyasc 1.1.1): a kernel may import it
+# (`from asc.experimental import asctile`) and reach its language (asctile.language.*), through
+# which it builds IR as through asc.language; asctile.inline and inline_vf are refused where their
+# text enters the IR (frontend._STRING_GUARDS).
+ASCTILE_MODULE = "asc.experimental.asctile"
+ASCTILE_LANGUAGE = ASCTILE_MODULE + ".language"
 # Builtins a kernel may name: those pyasc's codegen resolves (NameScope.builtins) but `type`,
 # which with three arguments creates classes; plus bool for annotations. Defined functions see
 # only these, so a bundle cannot reach open(), __import__ or exec through its namespace.
 KERNEL_BUILTINS = ("bool", "dict", "float", "int", "isinstance", "issubclass", "len", "list", "range", "repr",
                    "str", "tuple")
+# Builtins an asctile kernel may name besides: asctile's codegen resolves them to its own
+# (asc.experimental.asctile.runtime.custom_builtins: tile-wise max/min/sum, device_print), never to
+# Python's, and the bundle's namespace does not hold them.
+ASCTILE_BUILTINS = ("max", "min", "print", "sum")
 # typing's forms a kernel may name in its annotations, and nowhere else (pyasc accepts
 # `-> Tuple[int, int]` on a helper); `from typing import Tuple` binds them, so they are globals.
 TYPING_FORMS = ("Any", "Dict", "List", "Optional", "Sequence", "Tuple", "Union")
 
 
 def is_allowed_module(name: str) -> bool:
-    return name in (ALLOWED_MODULE, CONFIG_MODULE) or name == LANGUAGE_MODULE or name.startswith(LANGUAGE_MODULE + ".")
+    return (name in (ALLOWED_MODULE, CONFIG_MODULE, ASCTILE_MODULE) or name == LANGUAGE_MODULE
+            or name.startswith(LANGUAGE_MODULE + "."))
 
 
 @dataclass(frozen=True)
@@ -175,6 +186,7 @@ def collect(kernel: Any) -> KernelBundle:
         source, lineno, free_names = _code_info(fn.__code__, fn)
         functions[fn.__name__] = KernelFunction(fn.__name__, source, fn.__code__.co_filename, lineno)
         closure = inspect.getclosurevars(fn).nonlocals if fn.__closure__ else {}
+        builtin_names = KERNEL_BUILTINS + (ASCTILE_BUILTINS if _reads_asctile(fn, free_names) else ())
         for name, line in free_names:
             where = f"in '{fn.__name__}' ({fn.__code__.co_filename}:{lineno + line - 1})"
             if name in closure:
@@ -182,7 +194,7 @@ def collect(kernel: Any) -> KernelBundle:
                                      "define kernels at module level")
             if name not in fn.__globals__:
                 if hasattr(builtins, name):
-                    if name not in KERNEL_BUILTINS:
+                    if name not in builtin_names:
                         raise BundleRejected(f"kernel uses builtin '{name}' {where}, which kernels may not use")
                     continue
                 raise BundleRejected(f"kernel reads '{name}' {where}, which is not defined")
@@ -191,7 +203,8 @@ def collect(kernel: Any) -> KernelBundle:
                 if not is_allowed_module(value.__name__):
                     raise BundleRejected(f"kernel reads module '{name}' ({value.__name__}) {where}: "
                                          f"only the '{ALLOWED_MODULE}' package, its kernel language "
-                                         f"({LANGUAGE_MODULE}) and {CONFIG_MODULE} can be used in kernels")
+                                         f"({LANGUAGE_MODULE}), {CONFIG_MODULE} and {ASCTILE_MODULE} can be "
+                                         "used in kernels")
                 _merge(modules, name, value.__name__, where)
             elif _is_jit_function(value):
                 if value.fn.__name__ != name:
@@ -230,6 +243,12 @@ def collect(kernel: Any) -> KernelBundle:
         structs=tuple(sorted(structs.items())),
         annotations=tuple(sorted(annotations.items())),
     )
+
+
+def _reads_asctile(fn: Callable, free_names: Iterable[Tuple[str, int]]) -> bool:
+    """Whether `fn` names the asctile module (then asctile's builtins are its)."""
+    return any(isinstance(value, types.ModuleType) and value.__name__ == ASCTILE_MODULE
+               for value in (fn.__globals__.get(name) for name, _ in free_names))
 
 
 def _typing_form(value: Any) -> str | None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple
 
 from . import structs
-from .bundle import KernelBundle
+from .bundle import ASCTILE_MODULE, KernelBundle
 from .gate import define
 from .errors import BundleRejected, CompileError, KernelError
 
@@ -128,6 +128,11 @@ def param_names(bundle: KernelBundle) -> List[str]:
     return [a.arg for a in _entry(bundle).args.args]
 
 
+def param_annotations(bundle: KernelBundle) -> List[str]:
+    """Each of the entry's parameters' annotation as the kernel spells it ("" for none)."""
+    return [ast.unparse(a.annotation) if a.annotation is not None else "" for a in _entry(bundle).args.args]
+
+
 def specialization(bundle: KernelBundle, args: Sequence[ArgSpec]) -> Dict[str, Any]:
     """The part of a launch that selects the compiled kernel: dtypes, scalar types, ConstExpr values."""
     names = param_names(bundle)
@@ -231,6 +236,10 @@ _STRING_GUARDS: Dict[str, Callable[[str], str]] = {
     "create_emitc_VerbatimOp": _refuse_call("asc.inline", "C++ written into the kernel verbatim is not accepted"),
     "create_emitc_IncludeOp": _refuse_call("an #include", "kernels may not include files"),
     "create_asc_LocalTensorToFileOp": _refuse_call("LocalTensor.to_file", "kernels may not write files"),
+    # asctile's (the nightly's): inline pastes its text as a statement, inline_vf as a __VEC_SCOPE__ body
+    "create_asctile_InlineOp": _refuse_call("asctile.inline", "C++ written into the kernel verbatim is not accepted"),
+    "create_asctile_InlineVFOp": _refuse_call("asctile.inline_vf",
+                                              "C++ written into the kernel verbatim is not accepted"),
 }
 
 
@@ -248,7 +257,8 @@ def _guard_ir_builder() -> None:
     """Wrap the builder's string-taking methods, once per process."""
     from asc._C import ir as asc_ir
     for name, guard in _STRING_GUARDS.items():
-        setattr(asc_ir.Builder, name, _guarded(getattr(asc_ir.Builder, name), guard))
+        if hasattr(asc_ir.Builder, name):  # asctile's are the nightly's alone
+            setattr(asc_ir.Builder, name, _guarded(getattr(asc_ir.Builder, name), guard))
 
 
 def ir_hash(module: Any) -> str:
@@ -410,14 +420,55 @@ def _compile_error(exc: BaseException, bundle: KernelBundle, fn_name: str | None
             # where its parse of the kernel put the kernel's `def` says which.
             def_offset = 0 if kernel.node.lineno > 1 else next(
                 i for i, ln in enumerate(fn.source.splitlines()) if ln.lstrip().startswith("def "))
-            location = f"in kernel '{fn.name}' at {fn.filename}:{fn.lineno + def_offset + node.lineno - 1}: "
+            line = fn.lineno + def_offset + node.lineno - 1
+            location = f"in kernel '{fn.name}' at {fn.filename}:{line}: "
+            excerpt = _excerpt(fn, line, getattr(node, "col_offset", None))
+            reason = getattr(exc, "error_message", None)
+            if excerpt and reason and not isinstance(cause, StringRefused):
+                # pyasc's own excerpt numbers 1.1.1's lines from the `def` in a source that starts at the
+                # decorator, so its caret sat a line above the failing one: the file's lines, numbered
+                message = (reason if len(reason) <= MAX_MESSAGE_CHARS else
+                           f"{reason[:MAX_MESSAGE_CHARS]}... (cut: the message has {len(reason)} characters)") + excerpt
     return CompileError(f"pyasc could not compile the kernel: {location}{message}")
+
+
+EXCERPT_CONTEXT = 3  # lines before and after the failing one, as pyasc shows
+
+
+def _excerpt(fn: Any, line: int, column: int | None) -> str:
+    """The kernel's lines around file line `line` as a compiler shows them (numbered, a caret under
+    `column` of the function's dedented source), or "" if `line` is not in the function."""
+    lines = fn.source.splitlines()
+    at = line - fn.lineno
+    if column is None or not 0 <= at < len(lines):
+        return ""
+    indent = next((len(ln) - len(ln.lstrip()) for ln in lines if ln.lstrip().startswith("def ")), 0)
+    first = max(at - EXCERPT_CONTEXT, next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("def ")), 0))
+    width = len(str(fn.lineno + min(at + EXCERPT_CONTEXT, len(lines) - 1))) + 4
+    shown = []
+    for i in range(first, min(at + EXCERPT_CONTEXT + 1, len(lines))):
+        shown.append(f"{fn.lineno + i:>{width}} | {lines[i]}".rstrip())
+        if i == at:
+            shown.append(f"{'':>{width}} | {' ' * (indent + column)}^")
+    return "\n" + "\n".join(shown)
 
 
 def _compile_options_class(compiler: type) -> type:
     """The options dataclass `compiler` takes (the nightly's Compiler names it; 1.1.1's is CompileOptions)."""
     from asc.runtime.compiler import CompileOptions
     return getattr(compiler, "options_cls", CompileOptions)
+
+
+def _import_kernel_module(name: str) -> Any:
+    """A module a bundle names (the gate allowed it); asctile's, on a pyasc without it, a clear refusal."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError:
+        if name != ASCTILE_MODULE:
+            raise
+        raise BundleRejected(f"the kernel uses {ASCTILE_MODULE} (asctile), which the installed pyasc "
+                             f"{pyasc_version()} does not have: asctile comes with pyasc's nightly (pyasc-dev)"
+                             ) from None
 
 
 def run(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any] | None = None,
@@ -432,7 +483,7 @@ def run(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any] |
 
     _guard_ir_builder()
     platform = _platform(soc)
-    namespace = define(bundle, importlib.import_module)
+    namespace = define(bundle, _import_kernel_module)
     kernel = namespace[bundle.entry]
     if not isinstance(kernel, asc_jit.JITFunction):
         raise BundleRejected(f"'{bundle.entry}' is not an @asc.jit function")

@@ -16,8 +16,9 @@ import typing
 from typing import Any, Callable, Dict, Iterable, Mapping, Tuple
 
 from . import structs as struct_defs
-from .bundle import (ALLOWED_MODULE, CONFIG_MODULE, KERNEL_BUILTINS, LANGUAGE_MODULE, TYPING_FORMS, KernelBundle,
-                     KernelFunction, free_names, is_allowed_module, is_literal_constant)
+from .bundle import (ALLOWED_MODULE, ASCTILE_BUILTINS, ASCTILE_LANGUAGE, ASCTILE_MODULE, CONFIG_MODULE, KERNEL_BUILTINS,
+                     LANGUAGE_MODULE, TYPING_FORMS, KernelBundle, KernelFunction, free_names, is_allowed_module,
+                     is_literal_constant)
 from .errors import BundleRejected
 
 # str.format and format_map read attributes and items named in their text ("{0.__globals__}"),
@@ -111,11 +112,11 @@ def _validate_digest(digest: str, bundle: KernelBundle) -> None:
         raise BundleRejected("bundle defines a function twice")
     if bundle.entry not in names:
         raise BundleRejected(f"bundle has no function named '{bundle.entry}' (its entry)")
-    asc_names = [alias for alias, module in bundle.modules if module == ALLOWED_MODULE]
+    asc_names = [alias for alias, module in bundle.modules if module in (ALLOWED_MODULE, ASCTILE_MODULE)]
     for alias, module in bundle.modules:
         if not alias.isidentifier() or not is_allowed_module(module):
             raise BundleRejected(f"bundle imports module {module!r} as {alias!r}: only {ALLOWED_MODULE}, its kernel "
-                                 f"language ({LANGUAGE_MODULE}.*) and {CONFIG_MODULE} are allowed")
+                                 f"language ({LANGUAGE_MODULE}.*), {CONFIG_MODULE} and {ASCTILE_MODULE} are allowed")
     for name, literal in bundle.constants:
         if not name.isidentifier():
             raise BundleRejected(f"constant name {name!r} is not an identifier")
@@ -198,8 +199,10 @@ def _validate_names_and_calls(bundle: KernelBundle) -> None:
     """Every name a kernel reads is defined by the bundle, and no kernel calls itself (pyasc
     inlines calls, so recursion would never end)."""
     functions = {f.name for f in bundle.functions}
+    asctile = any(module == ASCTILE_MODULE for _, module in bundle.modules)
     defined = (functions | {n for n, _ in bundle.constants} | {n for n, _ in bundle.modules}
-               | {n for n, _ in bundle.structs} | {n for n, _ in bundle.annotations} | set(KERNEL_BUILTINS))
+               | {n for n, _ in bundle.structs} | {n for n, _ in bundle.annotations} | set(KERNEL_BUILTINS)
+               | set(ASCTILE_BUILTINS if asctile else ()))
     calls: Dict[str, set] = {}
     for fn in bundle.functions:
         tree = _parse(fn).body[0]
@@ -239,7 +242,8 @@ def _validate_function(fn: KernelFunction, asc_names: Iterable[str], module_name
         raise reject(node.lineno, f"source defines '{node.name}', not '{fn.name}'")
     if len(node.decorator_list) != 1 or not _is_jit_decorator(node.decorator_list[0], asc_names, module_names):
         line = node.decorator_list[0].lineno if node.decorator_list else node.lineno
-        raise reject(line, "must be decorated with exactly @asc.jit or @asc.jit(option=literal or asc constant, ...)")
+        raise reject(line, "must be decorated with exactly @asc.jit or @asc.jit(option=literal or asc constant, ...) "
+                           "(or asctile's @asctile.jit)")
     args = node.args
     for arg in args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a]:
         if arg.annotation is not None and not _is_type_expression(arg.annotation):
@@ -306,7 +310,10 @@ def _attribute_chain(node: ast.Attribute) -> Tuple[str, ...] | None:
 
 # pyasc's IR builder: a kernel that holds it can put any string into the IR.
 IR_BUILDER = ("asc.language.core.utils", "GlobalBuilder")
-JIT_DECORATOR = ("asc.runtime.jit", "jit")
+JIT_DECORATORS = (("asc.runtime.jit", "jit"), (ASCTILE_MODULE + ".runtime.jit", "jit"))
+# asctile's enums (TensorLocation.UB, ...) are pybind11 classes of its IR module, which is otherwise
+# out of reach.
+ASCTILE_ENUMS = ("asc._C.libpyasc.asctile.ir", ("asctile_DistribMode", "asctile_RoundMode", "asctile_TensorLocation"))
 _DATA = (bool, int, float, complex, str, bytes, tuple, list, dict, set, frozenset, type(None))
 
 
@@ -321,21 +328,27 @@ def _owner(value: Any) -> str:
     return type(value).__module__
 
 
+def _in_language(module: str) -> bool:
+    return any(module == package or module.startswith(package + ".") for package in (LANGUAGE_MODULE, ASCTILE_LANGUAGE))
+
+
 def _reach_refusal(value: Any) -> str | None:
-    """Why a kernel may not hold `value`, or None: it may hold the kernel language, plain data,
-    the @asc.jit decorator and the config module's enums (not its functions, which load runtimes)."""
+    """Why a kernel may not hold `value`, or None: it may hold the kernel language (asc's, asctile's),
+    plain data, the @asc.jit and @asctile.jit decorators, asctile's enums and the config module's
+    enums (not its functions, which load runtimes; nor asctile's set_platform, runtime, profiling or
+    CompileOptions)."""
     if isinstance(value, types.ModuleType):
-        if value.__name__ == LANGUAGE_MODULE or value.__name__.startswith(LANGUAGE_MODULE + "."):
-            return None
-        return f"the module {value.__name__}"
+        return None if _in_language(value.__name__) else f"the module {value.__name__}"
     if (type(value).__module__, type(value).__name__) == IR_BUILDER:
         return "pyasc's IR builder"
     owner = _owner(value)
-    if owner == LANGUAGE_MODULE or owner.startswith(LANGUAGE_MODULE + "."):
+    if _in_language(owner):
         return None
     if owner == "builtins" and isinstance(value, _DATA):
         return None
-    if (owner, getattr(value, "__name__", None)) == JIT_DECORATOR:
+    if (owner, getattr(value, "__name__", None)) in JIT_DECORATORS:
+        return None
+    if owner == ASCTILE_ENUMS[0] and (value if isinstance(value, type) else type(value)).__name__ in ASCTILE_ENUMS[1]:
         return None
     if owner == CONFIG_MODULE and (not callable(value) or isinstance(value, type) and issubclass(value, enum.Enum)):
         return None

@@ -107,13 +107,13 @@ def from_caches(bundle: KernelBundle, args: Sequence[ArgSpec], toolchain_id: str
 
 
 def run(built: Build, target: Target, core_num: int, arguments: Dict[str, Any], bounds: str = "fault",
-        hazards: str = "warn") -> RunResult:
+        hazards: str = "warn", model: bool = True) -> RunResult:
     """Launch a build; `arguments` maps every kernel parameter name to its value (tensors as
     C-contiguous ndarrays). ConstExpr values were compiled in, so only runtime ones are passed.
-    `bounds` ("fault" or "warn") and `hazards` ("off", "warn" or "fault", targets.contract) are launch
-    options: the artifact does not depend on them.
+    `bounds` ("fault" or "warn"), `hazards` ("off", "warn" or "fault", targets.contract) and `model`
+    (the modeled timeline, cpu) are launch options: the artifact does not depend on them.
     A struct's value is its field values (structs.py), sent as the bytes pyasc's launcher packs."""
     values = [structs.pack(structs.definitions_from_json(p["structs"]), p["dtype"], arguments[p["name"]])
               if p["kind"] == "struct" else arguments[p["name"]] for p in built.frontend.params]
     return target.runner.run(built.artifact, core_num, built.frontend.params, built.frontend.kernel_args, values,
-                             bounds=bounds, hazards=hazards)
+                             bounds=bounds, hazards=hazards, model=model)

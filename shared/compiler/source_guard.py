@@ -17,7 +17,7 @@ from .targets.contract import PYASC_KERNEL_TYPES
 
 MAX_SOURCE_BYTES = 4 << 20  # the generated Ascend C, and the ASC-IR, each
 PARAM_KINDS = ("tensor", "scalar", "struct")
-KERNEL_ARG_KINDS = ("explicit", "ffts_addr")
+KERNEL_ARG_KINDS = ("explicit", "ffts_addr", "dump_addr")  # dump_addr: a kernel compiled with debug=True (asctile)
 # What pyasc's translation writes on a line of its own (asc._C's emitter).
 DIRECTIVES = frozenset({'#include "kernel_operator.h"', '#include "lib/matmul_intf.h"', "#pragma pack(push, 8)",
                         "#pragma pack(pop)", "#define ASCENDC_CUBE_ONLY"})

@@ -83,3 +83,30 @@ def scalar_read_kernel(x: asc.GlobalAddress, out: asc.GlobalAddress, n: asc.Cons
         asc.set_flag(asc.HardEvent.V_S, 0)
         asc.wait_flag(asc.HardEvent.V_S, 0)
     out_gm.set_value(0, x_local.get_value(0))
+
+
+@asc.jit
+def vadd_tile_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress, n: asc.ConstExpr[int],
+                     synced: int):
+    """z = x + y in one tile per block; with synced 0 its two set_flag/wait_flag pairs are left out:
+    the outputs stay right on the cpu target, but V reads before MTE2's copy-in is known to be done."""
+    offset = asc.get_block_idx() * n
+    x_gm = asc.GlobalTensor()
+    y_gm = asc.GlobalTensor()
+    z_gm = asc.GlobalTensor()
+    x_gm.set_global_buffer(x + offset, n)
+    y_gm.set_global_buffer(y + offset, n)
+    z_gm.set_global_buffer(z + offset, n)
+    x_local = asc.LocalTensor(x.dtype, asc.TPosition.VECIN, 0, n)
+    y_local = asc.LocalTensor(x.dtype, asc.TPosition.VECIN, n * 4, n)
+    z_local = asc.LocalTensor(x.dtype, asc.TPosition.VECOUT, n * 8, n)
+    asc.data_copy(x_local, x_gm, n)
+    asc.data_copy(y_local, y_gm, n)
+    if synced == 1:
+        asc.set_flag(asc.HardEvent.MTE2_V, 0)
+        asc.wait_flag(asc.HardEvent.MTE2_V, 0)
+    asc.add(z_local, x_local, y_local, n)
+    if synced == 1:
+        asc.set_flag(asc.HardEvent.V_MTE3, 0)
+        asc.wait_flag(asc.HardEvent.V_MTE3, 0)
+    asc.data_copy(z_gm, z_local, n)

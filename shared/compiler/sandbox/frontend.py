@@ -20,7 +20,7 @@ from ..bundle import KernelBundle, KernelFunction
 from ..errors import KernelError
 from . import bwrap, confine, probes
 from .framing import MAX_HEADER_BYTES, frames_of, parse_message, read_frames, write_frames, write_message
-from .inside import BROKER_REQUEST_CAP, STDIN, STDOUT
+from .inside import BROKER_REQUEST_CAP, STDIN, STDOUT, announce_ready
 from .jail import Deadline, JailCrashed, JailTimeout, PythonJail, error_reply, in_protocol, kernel_error
 
 MAX_ANSWER_BYTES = 64 << 20  # a child's answer, as the zygote relays it
@@ -158,7 +158,7 @@ def serve(limits: Dict[str, int]) -> None:
     gc.freeze()  # the children's GC leaves the warm pages shared
     confine.not_dumpable()
     confine.confine(allow_fork=True)
-    write_message(STDOUT, {"ready": True})
+    announce_ready()
     warm = set(os.listdir(bwrap.SCRATCH))
     while True:
         try:

@@ -11,10 +11,11 @@ A stage is named `<name>[:<arguments>]`; STAGES says which function serves each 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from importlib import import_module
 
-STDIN, STDOUT = 0, 1
+STDIN, STDOUT, STDERR = 0, 1, 2
 # What the broker sends is bounded by the tenant's limits, not by a jail's reply caps: a launch's
 # tensors (several of up to max_blob_bytes) arrive in one message.
 BROKER_REQUEST_CAP = 1 << 62
@@ -27,10 +28,25 @@ STAGES = {
 }
 
 
+def announce_ready() -> None:
+    """Tell the broker the stage is ready, and from then on write stderr to no one. Until then the
+    broker keeps it, to say why a stage that died at start died (only our code and pyasc's have
+    run); from then on it could carry a tenant's data."""
+    from .framing import write_message
+    write_message(STDOUT, {"ready": True})
+    os.dup2(_devnull, STDERR)
+    os.close(_devnull)  # a stage holds no fd but its three
+
+
+_devnull = -1  # opened before the stage confines itself
+
+
 def main(stage: str, limits_json: str) -> None:
     """Serve `stage` with `limits` (memory, cpu, files); its arguments follow its name."""
     name, *arguments = stage.split(":")
     if name not in STAGES:
         sys.exit(f"unknown stage {stage!r}")
+    global _devnull
+    _devnull = os.open(os.devnull, os.O_WRONLY)
     module, _, function = STAGES[name].partition(":")
     getattr(import_module(module), function)(json.loads(limits_json), *arguments)

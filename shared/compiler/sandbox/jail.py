@@ -5,6 +5,7 @@ toolchain shares. A jail's answer is untrusted: read as the protocol says, or th
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -14,6 +15,7 @@ from . import bwrap
 from .framing import MAX_BLOB_BYTES, MAX_HEADER_BYTES, Sink, read_message, read_streamed, write_message
 
 MAX_ARTIFACT_BYTES = 256 << 20
+STDERR_TAIL_CHARS = 2000
 
 
 class JailTimeout(Exception):
@@ -24,24 +26,33 @@ class JailCrashed(Exception):
     pass
 
 
+# Called (stage, "start" or "crash") when a jail dies before it said it was ready, or after: a worker
+# counts these in the pool's metrics (server/workers/worker.py sets it); in process (run_local) it is None.
+failure_hook: Optional[Callable[[str, str], None]] = None
+
+
 class PythonJail:
     """A long-lived jailed Python stage answering one message with one message."""
 
     def __init__(self, stage: str, limits: Dict, ro_paths: Sequence[str] = (), devices: Sequence[str] = (),
                  environment: Mapping[str, str] | None = None):
+        self.stage = stage.split(":")[0]  # "cann-build:<SOC>" counts as cann-build
         self.artifacts: Dict[str, bool] = {}  # a run jail's: digests of the artifacts it holds, oldest first
         self.cpu_s = 0.0  # its stage's CPU time so far, as /proc showed it after its last request
         self.threads: frozenset = frozenset()  # its stage's threads once ready (bwrap.usage)
         self.stage_pid = 0
         self.process = bwrap.popen(bwrap.python_command(stage, limits, ro_paths, devices, environment),
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.ready = False
+        self.stderr_tail = ""  # what it wrote before it died, if it died before it was ready
 
     def wait_ready(self, deadline: float) -> None:
         if not self.ready:
             header, _ = self._read(deadline, MAX_HEADER_BYTES)
             if header.get("ready") is not True:
-                raise JailCrashed("the jail did not start")
+                self.close(grace_s=2.0)
+                raise self._crashed("the jail did not start")
+            self.process.stderr.close()  # the stage writes to no one from now on (inside.announce_ready)
             self.ready = True
             self.stage_pid = bwrap.stage_pid(self.process)
             self.threads = bwrap.usage(self.stage_pid).threads
@@ -56,7 +67,14 @@ class PythonJail:
             raise JailTimeout from None
         except (EOFError, ValueError):
             self.close(grace_s=2.0)
-            raise JailCrashed(bwrap.describe_exit(self.process.returncode)) from None
+            raise self._crashed(bwrap.describe_exit(self.process.returncode)) from None
+
+    def _crashed(self, why: str) -> JailCrashed:
+        if failure_hook is not None:
+            failure_hook(self.stage, "crash" if self.ready else "start")
+        if not self.ready and self.stderr_tail:  # why it died at start, as close() kept it
+            why = f"{why}; its stderr ends: {self.stderr_tail}"
+        return JailCrashed(why)
 
     def request(self, header: Dict, blobs: Sequence[bytes], timeout_s: float, max_reply: int = MAX_BLOB_BYTES,
                 sink_for: Optional[Callable[..., Sink]] = None) -> Tuple[Dict, List[bytes]]:
@@ -73,7 +91,7 @@ class PythonJail:
                 raise JailTimeout from None
             except OSError:
                 self.close(grace_s=2.0)
-                raise JailCrashed(bwrap.describe_exit(self.process.returncode)) from None
+                raise self._crashed(bwrap.describe_exit(self.process.returncode)) from None
             return self._read(deadline, max_reply, sink_for)
         except BaseException:
             self.close()  # whatever broke off the exchange, the pipes are out of step: never reuse this jail
@@ -90,7 +108,14 @@ class PythonJail:
         except subprocess.TimeoutExpired:
             pass
         bwrap.kill(self.process)
-        for pipe in (self.process.stdin, self.process.stdout):
+        if not self.process.stderr.closed:  # it died before it was ready: keep why, for wait_ready to say
+            os.set_blocking(self.process.stderr.fileno(), False)
+            try:
+                text = (self.process.stderr.read() or b"").decode(errors="replace")  # 64 KiB at most: a pipe's
+            except OSError:
+                text = ""
+            self.stderr_tail = text.strip()[-STDERR_TAIL_CHARS:]
+        for pipe in (self.process.stdin, self.process.stdout, self.process.stderr):
             try:
                 pipe.close()
             except OSError:

@@ -92,10 +92,11 @@ class Runner(Protocol):
     streams_tensors: ClassVar[bool] = False
 
     def run(self, artifact: bytes, core_num: int, params: Sequence[Dict[str, str]], kernel_args: Sequence[str],
-            values: Sequence[Any], bounds: str = "fault", hazards: str = "warn") -> RunResult:
+            values: Sequence[Any], bounds: str = "fault", hazards: str = "warn", model: bool = True) -> RunResult:
         """Launch with `values` for the runtime `params` (tensors as C-contiguous ndarrays, written
         in place; structs as their packed bytes). A fault raises KernelError carrying the log and
-        warnings up to it. `bounds`, `hazards`: launch policies (BOUNDS, HAZARDS)."""
+        warnings up to it. `bounds`, `hazards`: launch policies (BOUNDS, HAZARDS); `model`: whether
+        the result carries the modeled timeline (model and trace) where the target has one."""
 
     def close(self) -> None: ...
 

@@ -11,7 +11,7 @@ from typing import Dict, List, Mapping, Tuple
 from ...errors import BuildError
 from ...sandbox import confine
 from ...sandbox.framing import MAX_HEADER_BYTES, read_message, write_message
-from ...sandbox.inside import BROKER_REQUEST_CAP, STDIN, STDOUT
+from ...sandbox.inside import BROKER_REQUEST_CAP, STDIN, STDOUT, announce_ready
 from ...sandbox.jail import (MAX_ARTIFACT_BYTES, JailCrashed, JailedToolchain, JailTimeout, PythonJail, error_reply,
                              kernel_error, out_of_protocol)
 from .toolchain import ARTIFACT_MAGIC, CannToolchain
@@ -73,7 +73,7 @@ def serve_build(limits: Dict[str, int], soc: str) -> None:
     """One build: pyasc's Compiler runs bisheng and ld.lld, so no seccomp filter on new programs;
     the jail (no network, read-only view, no secrets) and the rlimits hold."""
     confine.apply_limits(limits)
-    write_message(STDOUT, {"ready": True})
+    announce_ready()
     header, _ = read_message(STDIN, cap=BROKER_REQUEST_CAP)
     try:
         reply, blobs = {"ok": True}, [CannToolchain(soc).build(str(header["source"]), str(header["kernel_name"]),

@@ -1,7 +1,7 @@
 """The CANN targets' runner: the client of the device process (device.py), in this process or,
 in a worker, in a jail that sees the CANN installation (jailed.py). Bounds are not checked on a
-device (only the cpu target can): `bounds` is validated and otherwise ignored, and so is `hazards`
-(the pipe model is the cpu target's).
+device (only the cpu target can): `bounds` is validated and otherwise ignored, and so are `hazards`
+and `model` (the pipe model is the cpu target's).
 """
 from __future__ import annotations
 
@@ -114,7 +114,7 @@ class CannRunner:
             self.process = None
 
     def run(self, artifact: bytes, core_num: int, params: Sequence[Dict[str, str]], kernel_args: Sequence[str],
-            values: Sequence[Any], bounds: str = "fault", hazards: str = "warn") -> RunResult:
+            values: Sequence[Any], bounds: str = "fault", hazards: str = "warn", model: bool = True) -> RunResult:
         import numpy as np
         check_bounds(bounds)
         check_hazards(hazards)

@@ -18,7 +18,7 @@ from ...errors import KernelError
 from ...sandbox import confine, probes
 from ...sandbox.bwrap import SCRATCH, command, kill, popen, usage
 from ...sandbox.framing import MAX_HEADER_BYTES, read_message, write_all, write_message
-from ...sandbox.inside import BROKER_REQUEST_CAP, STDIN, STDOUT
+from ...sandbox.inside import BROKER_REQUEST_CAP, STDIN, STDOUT, announce_ready
 from ...sandbox.jail import (MAX_ARTIFACT_BYTES, Deadline, JailCrashed, JailedToolchain, JailTimeout, PythonJail,
                              error_reply, in_protocol, kernel_error, out_of_protocol)
 from ...sandbox.tensors import ArrayTensor, BrokerTensor
@@ -115,7 +115,7 @@ class JailedRunners:
         return jail_
 
     def run(self, artifact: bytes, core_num: int, params, kernel_args, values, bounds: str = "fault",
-            hazards: str = "warn"):
+            hazards: str = "warn", model: bool = True):
         """CpuRunner.run's contract; a tensor is a numpy array (written back in place) or a
         BrokerTensor (sent from its source and received into its sink, piece by piece). A jail gets
         each artifact once: it keeps the last RUN_JAIL_ARTIFACTS it was sent, by digest."""
@@ -134,7 +134,7 @@ class JailedRunners:
             else:
                 sent.append({"scalar": value})
         request = {"core_num": core_num, "params": list(params), "kernel_args": list(kernel_args), "values": sent,
-                   "bounds": bounds, "hazards": hazards, "artifact": digest}
+                   "bounds": bounds, "hazards": hazards, "model": bool(model), "artifact": digest}
         # a reply holds the header and at most the tensors it was sent: a jail cannot flood the broker
         max_reply = MAX_HEADER_BYTES + sum(tensor.nbytes for tensor in tensors.values())
         received: List[str] = []  # the written tensors, in the order their frames came
@@ -243,7 +243,7 @@ def _run_one(runner, header: Dict[str, Any], blobs: List[memoryview], artifacts:
         else:
             values.append(value["scalar"])
     ran = runner.run(artifact, header["core_num"], header["params"], header["kernel_args"], values,
-                     bounds=header["bounds"], hazards=header["hazards"])
+                     bounds=header["bounds"], hazards=header["hazards"], model=header["model"] is True)
     reply = {"ok": {"written": ran.written, "seconds": ran.seconds, "log": ran.log, "warnings": ran.warnings,
                     "model": ran.model, "trace": ran.trace}}
     return reply, [memoryview(tensors[name]).cast("B") for name in ran.written]
@@ -255,7 +255,7 @@ def serve(limits: Dict[str, int]) -> None:
     confine.confine(allow_fork=False)
     runner = CpuRunner()
     artifacts: "OrderedDict[str, bytes]" = OrderedDict()
-    write_message(STDOUT, {"ready": True})
+    announce_ready()
     while True:
         try:
             header, blobs = read_message(STDIN, cap=BROKER_REQUEST_CAP)

@@ -104,7 +104,7 @@ class CpuRunner:
         """Launch with `values` for the runtime `params` (tensors as C-contiguous ndarrays, written
         in place; structs as their packed bytes). A fault raises KernelRuntimeError carrying the log
         and warnings up to it. `hazards`: the policy for races between pipes; `model`: return the
-        modeled timeline (False only to measure what it costs)."""
+        modeled timeline (model and trace; False: neither, and a faster launch)."""
         check_core_num(core_num)
         bounds_code = check_bounds(bounds)
         hazards_code = check_hazards(hazards)
@@ -132,11 +132,12 @@ class CpuRunner:
                     guarded[param["name"]] = (value, copy)
                     value, guard = copy[:value.nbytes].view(value.dtype).reshape(value.shape), GUARD_BYTES
                 cell = self._argument(param, value, code, regions, names, guard, keep)
-            elif kind == "ffts_addr":
-                # The FFTS base address matters only for cross-core sync on a device.
-                ffts = (ctypes.c_uint64 * 1)(0)
-                keep.append(ffts)
-                cell = ctypes.c_void_p(ctypes.addressof(ffts))
+            elif kind in ("ffts_addr", "dump_addr"):
+                # The FFTS base address matters only for cross-core sync on a device; the dump workspace
+                # only to a device's printf (the runtime's writes the report): a cell each must exist.
+                word = (ctypes.c_uint64 * 1)(0)
+                keep.append(word)
+                cell = ctypes.c_void_p(ctypes.addressof(word))
             else:
                 raise KernelRuntimeError(f"kernel argument kind '{kind}' is not supported on the cpu target")
             keep.append(cell)

@@ -76,6 +76,7 @@ void fault(std::string msg) { throw KernelFault(std::move(msg)); }
 
 void hazard(BlockContext& b, const pipes::Finding& f) {
     if (b.launch->hazards() == pipes::Hazards::Fault) fault(f.message + " (hazards=\"fault\")");
+    b.launch->found_hazard();
     warn(b, f.key_api, f.key_operand, [&] { return f.message; });
 }
 

@@ -218,6 +218,9 @@ public:
     const std::vector<Region>& regions() const { return regions_; }
     bool warn_bounds() const { return bounds_ == Bounds::Warn; }
     pipes::Hazards hazards() const { return hazards_; }
+    // Findings of the hazard check in this launch, every occurrence (a benchmark records none from a racing run).
+    void found_hazard() { hazards_found_.fetch_add(1, std::memory_order_relaxed); }
+    uint64_t hazards_found() const { return hazards_found_.load(std::memory_order_relaxed); }
     pipes::LaunchTimeline* timeline() const { return timeline_; }
     // A core's pipes are modelled if the launch checks hazards or keeps a timeline.
     bool models_pipes() const { return hazards_ != pipes::Hazards::Off || timeline_ != nullptr; }
@@ -245,6 +248,7 @@ private:
     KernelType kernel_type_;
     pipes::Hazards hazards_;
     pipes::LaunchTimeline* timeline_;
+    std::atomic<uint64_t> hazards_found_{0};
     LaunchReport report_;
     std::atomic<bool> abort_{false};
     std::mutex mu_;

@@ -290,7 +290,9 @@ int launch(uint32_t nparams, Invoke invoke, KernelType kernel_type, uint32_t cor
         report->log = c_copy(lc.report().log(), &report->log_bytes);
         report->warnings = c_copy(lc.report().warnings(), &report->warnings_bytes);
         if (model != 0 && !lc.has_error()) {
-            report->model = c_copy(timeline.model_json(), &report->model_bytes);
+            const bool checked = lc.hazards() != pipes::Hazards::Off;
+            report->model = c_copy(timeline.model_json(checked ? static_cast<int64_t>(lc.hazards_found()) : -1),
+                                   &report->model_bytes);
             report->trace = c_copy(timeline.trace_json(), &report->trace_bytes);
         }
         if (lc.has_error()) {

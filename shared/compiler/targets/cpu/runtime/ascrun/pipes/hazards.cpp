@@ -60,17 +60,24 @@ bool HazardCheck::check(Pipe p, uint16_t site, uint32_t memory, uint64_t addr, u
     Shadow& m = shadow_[memory];
     const uint32_t i = idx(p);
     const uint64_t lo = addr, hi = addr + bytes;
-    // every byte of [lo, hi) in exactly one range
-    split(m, hi);
-    auto it = split(m, lo);
-    for (uint64_t at = lo; at < hi;) {
-        if (it == m.end() || it->first > at) {  // a gap nothing touched yet
-            const uint64_t end = it == m.end() ? hi : std::min(hi, it->first);
-            it = m.emplace_hint(it, at, Range{end, Access{}});
+    // every byte of [lo, hi) in exactly one range; usually [lo, hi) is one already (the buffers of a
+    // tile loop are accessed whole, again and again)
+    auto first = m.find(lo);
+    const bool whole = first != m.end() && first->second.end == hi;
+    if (!whole) {
+        split(m, hi);
+        auto it = split(m, lo);
+        for (uint64_t at = lo; at < hi;) {
+            if (it == m.end() || it->first > at) {  // a gap nothing touched yet
+                const uint64_t end = it == m.end() ? hi : std::min(hi, it->first);
+                it = m.emplace_hint(it, at, Range{end, Access{}});
+            }
+            at = it->second.end;
+            ++it;
         }
-        at = it->second.end;
-        ++it;
+        first = m.find(lo);
     }
+    const auto last = whole ? std::next(first) : m.lower_bound(hi);
     enum Kind { kNone, kRaw, kWar, kWaw };
     struct Conflict {
         Kind kind;
@@ -88,7 +95,6 @@ bool HazardCheck::check(Pipe p, uint16_t site, uint32_t memory, uint64_t addr, u
         }
         return {kNone, 0, 0};
     };
-    const auto first = m.find(lo), last = m.lower_bound(hi);
     bool raced = false;
     for (auto r = first; r != last && !raced; ++r) {
         const Conflict c = conflict(r->second.a);
@@ -112,12 +118,16 @@ bool HazardCheck::check(Pipe p, uint16_t site, uint32_t memory, uint64_t addr, u
     }
     const uint32_t epoch = clock_[i][i];
     if (write) {  // one range, this write
-        m.erase(first, last);
         Access a;
         a.w_epoch = epoch;
         a.w_site = site;
         a.w_pipe = static_cast<uint8_t>(i);
-        m.emplace(lo, Range{hi, a});
+        if (whole) {
+            first->second.a = a;
+        } else {
+            m.erase(first, last);
+            m.emplace(lo, Range{hi, a});
+        }
     } else {
         for (auto r = first; r != last; ++r) {
             r->second.a.r_epoch[i] = epoch;

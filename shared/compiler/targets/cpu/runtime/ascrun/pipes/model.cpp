@@ -34,22 +34,24 @@ void PipeModel::post(uint64_t key, Pipe from, Pipe to) {
 }
 
 bool PipeModel::take(uint64_t key, Pipe to) {
+    Posted* slot = nullptr;
     if (key >= kQueueKeys) {
         const auto found = posted_queues_.find(key);
         if (found == posted_queues_.end()) return false;
-        wait(to, found->second.stamp);
-        posted_queues_.erase(found);
-        return true;
+        slot = &found->second;
+    } else {
+        slot = &posted_flags_[key];
     }
-    Posted& slot = posted_flags_[key];
-    if (!slot.live) return false;
-    slot.live = false;
-    wait(to, slot.stamp);
+    if (!slot->live) return false;
+    slot->live = false;
+    wait(to, slot->stamp);
     return true;
 }
 
 void PipeModel::drain_queues() {
-    for (auto& entry : posted_queues_) wait(entry.second.waiter, entry.second.stamp);
+    for (auto& entry : posted_queues_) {
+        if (entry.second.live) wait(entry.second.waiter, entry.second.stamp);
+    }
     posted_queues_.clear();
 }
 

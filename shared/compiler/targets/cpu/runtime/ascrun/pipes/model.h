@@ -113,8 +113,10 @@ private:
     };
     Posted& posted(uint64_t key);  // (post)
     std::vector<Posted> posted_flags_;  // kFlagKeys of them (sized in the constructor, out of line)
-    std::unordered_map<uint64_t, Posted> posted_queues_;  // only the outstanding ones: a kernel that
-                                                          // makes buffers in a loop stays bounded
+    // The queue framework's, by key: a taken one stays (not live) until drain_queues, so a queue's
+    // EnQue/DeQue in a loop reuses its entry; a kernel that makes buffers in a loop (a TPipe each
+    // time: its Reset/Destroy drains) stays bounded.
+    std::unordered_map<uint64_t, Posted> posted_queues_;
     Open open_;
     bool is_open_ = false;
     struct Api {

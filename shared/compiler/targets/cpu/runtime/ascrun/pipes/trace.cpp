@@ -2,9 +2,12 @@
 #include "ascrun/pipes/trace.h"
 
 #include <algorithm>
-#include <cinttypes>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <iterator>
+#include <unordered_map>
 #include <utility>
 
 namespace ascrun {
@@ -41,6 +44,31 @@ void json_pipes(std::string& out, const uint64_t (&v)[kPipes]) {
     out += '}';
 }
 
+// The trace's events, thousands per launch, are formatted by hand into a buffer: printf (its float
+// formatting above all) was most of what a launch's timeline cost.
+char* put(char* p, const char* s) {
+    const size_t n = std::strlen(s);
+    std::memcpy(p, s, n);
+    return p + n;
+}
+
+char* put_uint(char* p, uint64_t v) { return std::to_chars(p, p + 20, v).ptr; }
+
+// `cycles` in microseconds with 4 decimals, the text "%.4f" prints (at most 32 characters). At
+// 1.85 GHz, 1e4 x cycles / 1850 = 200 x cycles / 37 is never nearer than 1/74 to a rounding tie,
+// far more than a double's error below 2^40 cycles; past that, printf.
+char* put_micros(char* p, uint64_t cycles) {
+    static_assert(kClockGhz == 1.85, "the tie argument above is for 1.85 GHz");
+    const double us = static_cast<double>(cycles) * (1.0 / (kClockGhz * 1000.0));
+    if (cycles >= (uint64_t{1} << 40)) return p + std::snprintf(p, 33, "%.4f", us);
+    const auto tenths_of_ns = static_cast<uint64_t>(std::llround(us * 1e4));
+    p = put_uint(p, tenths_of_ns / 10000);
+    *p = '.';
+    uint64_t f = tenths_of_ns % 10000;
+    for (int i = 4; i >= 1; --i, f /= 10) p[i] = static_cast<char>('0' + f % 10);
+    return p + 5;
+}
+
 std::string micros(uint64_t cycles) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.4f", static_cast<double>(cycles) / (kClockGhz * 1000.0));
@@ -64,7 +92,7 @@ void LaunchTimeline::add(uint32_t order, const std::string& label, CoreTimeline 
     }
 }
 
-std::string LaunchTimeline::model_json() const {
+std::string LaunchTimeline::model_json(int64_t hazards) const {
     std::string out = "{\"cycles\": " + std::to_string(max_cycles_) + ", \"clock_ghz\": " + std::to_string(kClockGhz) +
                       ", \"cores\": [";
     bool first = true;
@@ -81,7 +109,9 @@ std::string LaunchTimeline::model_json() const {
         json_pipes(out, t.path);
         out += '}';
     }
-    out += "], \"unlisted_cores\": " + std::to_string(unlisted_) + "}";
+    out += "], \"unlisted_cores\": " + std::to_string(unlisted_);
+    if (hazards >= 0) out += ", \"hazards\": " + std::to_string(hazards);
+    out += "}";
     return out;
 }
 
@@ -93,6 +123,7 @@ std::string LaunchTimeline::trace_json() const {
         if (!first) out += ",\n";
         first = false;
     };
+    std::unordered_map<const char*, std::string> names;  // an API's event start, by its name's pointer
     uint32_t pid = 0;
     for (const auto& entry : cores_) {
         if (pid == kTraceCores) break;
@@ -110,17 +141,30 @@ std::string LaunchTimeline::trace_json() const {
         out.reserve(out.size() + t.events.size() * 200);
         for (const Event& e : t.events) {
             sep();
-            out += "{\"name\": ";
-            json_string(out, e.api);
-            char buf[256];
-            const double us = 1.0 / (kClockGhz * 1000.0);
-            std::snprintf(buf, sizeof buf,
-                          ", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %u, \"tid\": %u, \"ts\": %.4f, \"dur\": %.4f, "
-                          "\"args\": {\"cycle\": %" PRIu64 ", \"cycles\": %" PRIu64 "}}",
-                          pipe_name(static_cast<Pipe>(e.pipe)), pid, static_cast<unsigned>(e.pipe),
-                          static_cast<double>(e.start) * us, static_cast<double>(e.end - e.start) * us, e.start,
-                          e.end - e.start);
-            out += buf;
+            auto name = names.find(e.api);
+            if (name == names.end()) {
+                std::string quoted;
+                json_string(quoted, e.api);
+                name = names.emplace(e.api, "{\"name\": " + quoted).first;
+            }
+            out += name->second;
+            char buf[320];  // the fixed text, 2 numbers of at most 20 characters and 2 of 32
+            char* p = put(buf, ", \"cat\": \"");
+            p = put(p, pipe_name(static_cast<Pipe>(e.pipe)));
+            p = put(p, "\", \"ph\": \"X\", \"pid\": ");
+            p = put_uint(p, pid);
+            p = put(p, ", \"tid\": ");
+            p = put_uint(p, e.pipe);
+            p = put(p, ", \"ts\": ");
+            p = put_micros(p, e.start);
+            p = put(p, ", \"dur\": ");
+            p = put_micros(p, e.end - e.start);
+            p = put(p, ", \"args\": {\"cycle\": ");
+            p = put_uint(p, e.start);
+            p = put(p, ", \"cycles\": ");
+            p = put_uint(p, e.end - e.start);
+            p = put(p, "}}");
+            out.append(buf, static_cast<size_t>(p - buf));
         }
         if (t.instructions > t.events.size()) {
             sep();

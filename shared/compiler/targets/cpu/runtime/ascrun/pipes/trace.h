@@ -27,8 +27,9 @@ public:
     void add(uint32_t order, const std::string& label, CoreTimeline t);
 
     // {"cycles": the slowest core's, "clock_ghz": ..., "cores": [{"core", "cycles", "busy": {pipe:
-    // cycles}, "critical_path": {pipe: cycles}, "instructions"}], "unlisted_cores": n}
-    std::string model_json() const;
+    // cycles}, "critical_path": {pipe: cycles}, "instructions"}], "unlisted_cores": n, "hazards": the
+    // hazard check's findings}; "hazards" left out when `hazards` < 0 (the launch did not check).
+    std::string model_json(int64_t hazards) const;
     // Chrome trace event format: a process per core, a thread per pipe, an "X" event per instruction.
     std::string trace_json() const;
 
