@@ -310,7 +310,11 @@ class Service:
     def add_worker(self):
         worker = self.stack.start([sys.executable, "-m", "ascrun.cli", "worker"], self.env)
         self.workers.append(worker)
-        self.wait_for_workers(len(self.workers))
+        try:
+            self.wait_for_workers(len(self.workers))
+        except BaseException:
+            self.stop()  # a stack that could not start (e.g. its port taken) leaves no process behind
+            raise
         return worker
 
     def wait_for_workers(self, count: int | None, timeout: float = 60):
