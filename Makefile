@@ -77,15 +77,15 @@ test-pythons:
 # drive pyasc in process (the frontend, the bundle's namespace, the cpu runs) run against it too; the
 # service's tests stay on .venv's pyasc 1.1.1, so that make test keeps within its time, but for
 # asctile's (the nightly's alone; they skip on 1.1.1), which run whole here.
-NIGHTLY_TESTS := $(PYTHON_FACING_TESTS) tests/test_cpu_run.py tests/test_asctile.py
-NIGHTLY_SERVICE_TESTS := tests/test_asctile.py
+NIGHTLY_TESTS := $(PYTHON_FACING_TESTS) tests/test_cpu_run.py tests/test_asctile.py tests/test_bf16_args.py
+NIGHTLY_SERVICE_TESTS := tests/test_asctile.py tests/test_bf16_args.py
 
 .venv-nightly/.installed-stamp: pyproject.toml
 	$(PYTHON) -m venv .venv-nightly
 	.venv-nightly/bin/pip install --quiet --upgrade pip
 	.venv-nightly/bin/pip install --quiet -e '.[worker,server]' 'pytest>=8' 'pytest-xdist==3.8.0'
 	.venv-nightly/bin/pip uninstall --quiet --yes pyasc
-	.venv-nightly/bin/pip install --quiet -e '.[nightly]'
+	.venv-nightly/bin/pip install --quiet -e '.[nightly,bfloat16]'
 	touch $@
 
 test-nightly: .venv-nightly/.installed-stamp
