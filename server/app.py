@@ -17,7 +17,7 @@ from .deps import Service
 from .edge import Edge
 from .errors import RESPONSES, handle_errors
 from .metrics.http import mount_metrics
-from .routers import blobs, jobs, pool
+from .routers import blobs, jobs, operator, pool
 from .routers.dashboard import router as dashboard_router
 from ..compiler.settings import ServiceSettings
 from .store import connect
@@ -72,6 +72,7 @@ def create_app(settings: Optional[ServiceSettings] = None, tenants: Optional[Ten
     handle_errors(app)
     app.add_middleware(Edge, tenants=service.tenants, settings=settings, connection=async_redis)
     app.include_router(pool.router)
+    app.include_router(operator.router)
     app.include_router(dashboard_router)
     app.include_router(blobs.router)
     app.include_router(jobs.router(settings))

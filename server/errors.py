@@ -4,7 +4,7 @@ kind's in ascrun.compiler.errors.KINDS unless a refusal says a more exact one: 4
 (a size cap, a rate or quota; the message names it), 503 Redis or workers unavailable, 507 Redis is full."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Dict, Optional
 
 import redis
 import redis.asyncio as aioredis
@@ -14,7 +14,9 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from ..compiler.errors import KINDS, Kind
+from .metrics import recorder
 from .models import ErrorResponse
+from .tenants import LIMIT_NAMES
 
 RESPONSES = {status: {"model": ErrorResponse} for status in (400, 401, 404, 409, 413, 422, 429, 503, 507)}
 # Starlette's own refusals have only a status: these kinds are told by theirs, and 413 is a size
@@ -23,9 +25,11 @@ HTTP_KINDS = {**{KINDS[kind].status: kind for kind in (Kind.UNAUTHORIZED, Kind.N
 
 
 class ApiError(Exception):
-    def __init__(self, kind: Kind, message: str, status: Optional[int] = None, **details):
+    def __init__(self, kind: Kind, message: str, status: Optional[int] = None,
+                 headers: Optional[Dict[str, str]] = None, **details):
         super().__init__(message)
         self.kind, self.message, self.status, self.details = kind, message, status, details
+        self.headers = headers or {}
 
 
 def error_response(kind: Kind, message: str, status: Optional[int] = None, **details) -> JSONResponse:
@@ -36,16 +40,33 @@ def error_response(kind: Kind, message: str, status: Optional[int] = None, **det
                         headers=headers)
 
 
+NOT_REFUSALS = (Kind.NOT_FOUND, Kind.MISSING_BLOBS)  # a lookup's answer; the step that asks for uploads first
+
+
+async def count_refusal(request: Request, kind: Kind, message: str) -> None:
+    """A tenant's request refused by a route (the edge's rate refusals are not counted: a flood would
+    cost a Redis write each), by reason: the limit its message names, else its kind."""
+    who = getattr(request.state, "tenant", None)
+    if who is None or kind in NOT_REFUSALS or KINDS[kind].status >= 500:
+        return
+    reason = next((name for name in LIMIT_NAMES if name in message), str(kind))
+    await recorder.refused(request.app.state.service.job_reader.connection, who.name, reason)
+
+
 def handle_errors(app: FastAPI) -> None:
     """Every refusal in the one shape: ours, FastAPI's validation, Starlette's, Redis's."""
 
     @app.exception_handler(ApiError)
-    async def api_error(_: Request, exc: ApiError):
-        return error_response(exc.kind, exc.message, exc.status, **exc.details)
+    async def api_error(request: Request, exc: ApiError):
+        await count_refusal(request, exc.kind, exc.message)
+        response = error_response(exc.kind, exc.message, exc.status, **exc.details)
+        response.headers.update(exc.headers)
+        return response
 
     @app.exception_handler(RequestValidationError)
-    async def validation_error(_: Request, exc: RequestValidationError):
+    async def validation_error(request: Request, exc: RequestValidationError):
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:10])
+        await count_refusal(request, Kind.BAD_REQUEST, "")
         return error_response(Kind.BAD_REQUEST, f"invalid request: {problems}")
 
     @app.exception_handler(HTTPException)

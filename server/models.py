@@ -201,9 +201,20 @@ class JobRequest(Strict):
         "repeat's, checked bit for bit against the first run's"))
 
 
+class CitedFunction(BaseModel):
+    """A kernel's Python function that a job's error cites: its source, from its file's line `lineno`."""
+    name: str
+    filename: str
+    lineno: int
+    source: str
+
+
 class ErrorInfo(BaseModel):
     kind: str
     message: str
+    # a failed job's: the kernel's functions holding a line the message cites (a compile error's: at
+    # least the kernel's own), for the dashboard to show beside the message
+    python: Optional[List[CitedFunction]] = None
     missing: Optional[List[Digest]] = None  # kind "missing_blobs": the blobs to upload first
     served: Optional[List[str]] = None  # a job for a SOC no live worker serves: the SOCs that are
 
@@ -299,6 +310,34 @@ class MissingBlobsRequest(Strict):
 
 class MissingBlobs(BaseModel):
     missing: List[Digest]
+
+
+class Caller(BaseModel):
+    """Whose token this is: its tenant, and whether it is an operator's (it sees the whole pool)."""
+    tenant: str
+    operator: bool
+
+
+class WorkerState(BaseModel):
+    """A live worker as an operator sees it."""
+    name: str
+    last_beat: float  # its last heartbeat, epoch seconds
+    serves: Dict[str, Dict[str, Any]]  # target -> what it said: stages, socs, jails (their stages and limits)...
+    running: List[str] = []  # the ids of the jobs it runs now
+
+
+class TenantFigures(BaseModel):
+    """A tenant of the tenants file: its ended jobs by status (as the metrics count them), its jobs
+    queued or running, its requests refused by reason (a limit's name, else the error's kind)."""
+    name: str
+    jobs: Dict[str, int]
+    active: int
+    refusals: Dict[str, int]
+
+
+class PoolOverview(BaseModel):
+    workers: List[WorkerState]
+    tenants: List[TenantFigures]
 
 
 class Health(BaseModel):

@@ -4,7 +4,8 @@ The operator describes tenants in JSON, in the file named by ASCRUN_TENANTS_FILE
 ASCRUN_TENANTS:
 
     {"limits": {"max_active_jobs": 32},                     # defaults for every tenant
-     "tenants": [{"name": "ci", "token_sha256": "<hex>", "limits": {"launches_per_minute": 600}}]}
+     "tenants": [{"name": "ci", "token_sha256": "<hex>", "limits": {"launches_per_minute": 600}},
+                 {"name": "ops", "token_sha256": "<hex>", "operator": true}]}   # sees the whole pool
 
 Only the sha256 of each token is stored; a presented token is hashed and compared in constant
 time. With no tenants configured the service runs in open mode: one tenant, "open", no token.
@@ -44,6 +45,13 @@ class Limits:
     launches_per_minute: int = 1200
     # every request of this tenant, whatever its answer, in the API server (edge.py): bursts of BURST_S
     requests_per_second: int = 200
+    # the body bytes a second of its requests that the API reads and parses (all but blob uploads,
+    # which their route bounds), counted as they arrive, in bursts of BURST_S (at least one body of
+    # max_request_bytes): parsing is the API's single core, shared by every tenant
+    request_bytes_per_second: int = 8 << 20
+    # the CPU its bundle checks may take in the check pool (server/bundle_checks.py), which every
+    # tenant's checks share: charged as each check ends, a check refused (429) while the minute's is spent
+    check_seconds_per_minute: int = 10
     max_core_num: int = 256
     max_bundle_bytes: int = 1 << 20
 
@@ -61,6 +69,9 @@ class Limits:
             raise ValueError(f"limits must be integers: {json.dumps(data)[:200]}") from None
 
 
+LIMIT_NAMES = tuple(field.name for field in dataclasses.fields(Limits))
+
+
 @dataclass(frozen=True)
 class Tenant:
     name: str
@@ -69,7 +80,7 @@ class Tenant:
     # gives tenants that share their caches the same "cache_group"
     cache_group: str = ""
     # sees the pool's figures (every tenant's series and queues in /metrics and /v1/targets, the
-    # workers); a tenant sees its own only
+    # workers, every tenant's jobs: routers/operator.py); a tenant sees its own only
     operator: bool = False
 
     @property
@@ -119,6 +130,10 @@ class Tenants:
                             str(entry.get("cache_group", "")), entry.get("operator") is True)
             tenants.append((digest, tenant))
         return cls(tenants, defaults)
+
+    def names(self) -> List[str]:
+        """Every tenant's name, as the tenants file gives them (open mode: its one tenant)."""
+        return [OPEN_TENANT] if self.open_mode else [tenant.name for _, tenant in self._by_hash]
 
     def authenticate(self, authorization: Optional[str]) -> Optional[Tenant]:
         """The tenant whose token this Authorization header carries; None if none matches."""

@@ -297,7 +297,7 @@ def test_admission_is_atomic(pool, redis_url):
 
 
 LOST = {"kind": "unavailable", "message": "the job was lost before a worker started it (the service's Redis lost "
-        "it, or its worker died): submit again", "missing": None, "served": None}
+        "it, or its worker died): submit again", "python": None, "missing": None, "served": None}
 
 
 def _queued_for_sim(api, connection) -> dict:

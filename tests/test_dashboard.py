@@ -3,7 +3,6 @@ Against the real service: a launched job appears and finishes, queued ones say t
 job's page shows its highlighted Ascend C, a bar per timed stage and its modeled pipe lanes (a
 cpu job's trace), a wrong token shows the API's 401. Each page's screenshot is kept in tmp_path;
 with ASCRUN_UPDATE_SCREENSHOT=1 the job page's also becomes docs/dashboard.png (the README's)."""
-import hashlib
 import json
 import os
 import re
@@ -19,8 +18,12 @@ from playwright.sync_api import expect, sync_playwright
 import ascrun
 import ops
 import report
+import uncompilable
+from ascrun.compiler.errors import CompileError
 from ascrun.job_status import TERMINAL, JobStatus
-from conftest import ROOT, Service, ghost_worker, start_redis
+from ascrun.server.models import JobSummary
+from ascrun.server.store.summary import SUMMARY_MAX_BYTES
+from conftest import ROOT, Service, ghost_worker, start_redis, tenant_entry
 from kernels.hazards import vadd_sync_kernel
 
 pytestmark = pytest.mark.service
@@ -28,6 +31,8 @@ pytestmark = pytest.mark.service
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's: Playwright's own browser builds cannot be downloaded here
 
 TOKEN = "dashboard-secret-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+OTHER_TOKEN, OPERATOR_TOKEN = "dashboard-other-token", "dashboard-operator-token"
 GHOST_SOC = "GhostDash"  # a SOC only a heartbeat claims: jobs for it stay queued
 EXPECT_MS = 20_000
 
@@ -43,8 +48,9 @@ def own_redis(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def tenant_pool(own_redis):
-    """A server with one tenant, "dash", and a worker."""
-    config = {"tenants": [{"name": "dash", "token_sha256": hashlib.sha256(TOKEN.encode()).hexdigest()}]}
+    """A server with three tenants: "dash", "other" (at most 8 cores) and the operator "ops"; and a worker."""
+    config = {"tenants": [tenant_entry("dash", TOKEN), tenant_entry("other", OTHER_TOKEN, limits={"max_core_num": 8}),
+                          tenant_entry("ops", OPERATOR_TOKEN, operator=True)]}
     svc = Service(own_redis, {"ASCRUN_TENANTS": json.dumps(config)})
     svc.add_worker()
     yield svc
@@ -126,11 +132,13 @@ def test_the_pages_job_states_are_the_python_tables(open_pool, page):
 def test_a_wrong_token_shows_the_apis_401(tenant_pool, page, tmp_path):
     page.goto(f"{tenant_pool.url}/dashboard")
     expect(page.locator("#token-form")).to_be_visible(timeout=EXPECT_MS)  # the service has tenants
+    expect(page.locator("#health")).to_contain_text("a token is needed", timeout=EXPECT_MS)
     enter_token(page, "not-the-token")
     expect(page.locator("#error")).to_have_text(
         "401 unauthorized: token not recognised: no tenant of this service has it (check --token or $ASCRUN_TOKEN, "
         "or ask the operator for one)", timeout=EXPECT_MS)
     expect(page.locator("#token-form")).to_be_visible()
+    expect(page.locator("#health")).to_contain_text("a token is needed")
     screenshot(page, tmp_path, "wrong-token")
 
 
@@ -138,8 +146,11 @@ def test_a_launched_job_appears_finishes_and_shows_its_code_and_timings(tenant_p
     requested = []
     page.on("request", lambda request: requested.append(request.url))
     page.goto(f"{tenant_pool.url}/dashboard")
+    expect(page.locator("#health")).to_contain_text("a token is needed", timeout=EXPECT_MS)
     enter_token(page, TOKEN)
     expect(page.locator("#forget-token")).to_be_visible(timeout=EXPECT_MS)
+    expect(page.locator("#health")).to_contain_text("tenant dash", timeout=EXPECT_MS)  # whose token it took
+    expect(page.locator("#health")).not_to_contain_text("a token is needed")
 
     x, y = np.random.default_rng(0).random((2, 8 * 512), dtype=np.float32)
     z = np.zeros_like(x)
@@ -161,6 +172,13 @@ def test_a_launched_job_appears_finishes_and_shows_its_code_and_timings(tenant_p
                     f"queued: {place} of 2", timeout=EXPECT_MS)
         # the list's summaries place them: no job's record is read until one is opened
         assert [url for url in requested if "/v1/jobs/" in url] == []
+        with page.expect_response(lambda answer: "/v1/jobs?" in answer.url, timeout=EXPECT_MS) as polled:
+            pass  # the next poll's list
+        rows = polled.value.json()["jobs"]
+        assert launched.id in [job["id"] for job in rows]
+        for job in rows:  # summaries: no outputs, log or warnings, whatever the jobs returned
+            assert set(job) <= set(JobSummary.model_fields) and "outputs" not in job, job
+        assert len(polled.value.body()) <= len(rows) * SUMMARY_MAX_BYTES
         record = client.job(launched.id)
     expect(page.locator("#cache-rates")).to_contain_text("frontend")
 
@@ -209,10 +227,77 @@ def test_a_jobs_page_shows_its_log_warnings_and_error(tenant_pool, page, tmp_pat
     assert page.locator("#job-error").is_hidden()
 
     page.evaluate(f"location.hash = 'job={faulted.id}'")
-    expect(page.locator("#job-error")).to_have_text(f"runtime_error: {fault.value}", timeout=EXPECT_MS)
+    expect(page.locator("#job-error-message")).to_have_text(f"runtime_error: {fault.value}", timeout=EXPECT_MS)
     expect(page.locator("#source .tok-function", has_text="overrun_kernel").first).to_be_visible()
     expect(page.locator(f'#jobs tr[data-job="{faulted.id}"] .status')).to_have_text("failed")
     screenshot(page, tmp_path, "failed-job")
+
+    # the list's column of errors and warnings: the error's kind and first line, the warnings' count
+    summaries = {job["id"]: job for job in httpx.get(f"{tenant_pool.url}/v1/jobs", headers=AUTH).json()["jobs"]}
+    error = summaries[faulted.id]["error"]
+    assert error["kind"] == "runtime_error" and str(fault.value).startswith(error["headline"])
+    expect(page.locator(f'#jobs tr[data-job="{faulted.id}"] .problems')).to_have_text(
+        f"{error['kind']}: {error['headline']}")
+    expect(page.locator(f'#jobs tr[data-job="{warned.job_id}"] .problems')).to_have_text(
+        f"{len(warned.warnings)} warnings")
+    expect(page.locator(f'#jobs tr[data-job="{printed.job_id}"] .problems')).to_have_text("")
+
+
+def test_a_compile_error_shows_beside_the_kernels_python_with_its_line_marked(tenant_pool, page, tmp_path):
+    """The error as printed (preformatted), and the kernel's function from the job's record (the
+    launch spec that held it is gone), numbered as in its file, the line the error cites marked."""
+    path = Path(uncompilable.__file__)
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "asc.exp(" in text)
+    with ascrun.Client(tenant_pool.url, token=TOKEN) as client:
+        failed = client.submit(uncompilable.exp_with_wrong_arguments_kernel, 1, np.zeros(64, np.float32), 64)
+        with pytest.raises(CompileError) as error:
+            failed.result()
+    assert f"{path}:{line}" in str(error.value)
+    page.goto(f"{tenant_pool.url}/dashboard#job={failed.id}")
+    enter_token(page, TOKEN)
+
+    message = page.locator("#job-error-message")
+    expect(message).to_be_visible(timeout=EXPECT_MS)
+    assert message.evaluate("pre => [pre.tagName, pre.innerText]") == ["PRE", f"compile_error: {error.value}"]
+    python = page.locator("#job-error-python figure.python")
+    expect(python.locator("figcaption")).to_have_text(f"{path}:{line - 3} · exp_with_wrong_arguments_kernel")
+    numbers = python.locator(".line").evaluate_all("lines => lines.map(l => Number(l.dataset.line))")
+    assert numbers == list(range(line - 3, line + 1))  # the decorator's line to the last
+    cited = python.locator(".line.cited")
+    expect(cited).to_have_count(1)
+    expect(cited).to_have_attribute("data-line", str(line))
+    expect(cited).to_contain_text("asc.exp(x_local, x_local, 3.5, 7)")
+    # beside each other in a wide window
+    text, code = message.bounding_box(), python.bounding_box()
+    assert text["x"] + text["width"] <= code["x"] and code["y"] < text["y"] + text["height"]
+    expect(page.locator(f'#jobs tr[data-job="{failed.id}"] .problems .error')).to_contain_text(
+        "compile_error: pyasc could not compile the kernel")
+    screenshot(page, tmp_path, "compile-error")
+
+
+def test_at_800_px_the_page_fits_and_a_clicked_job_comes_into_view(tenant_pool, browser, tmp_path):
+    """An 800 px window: nothing wider than the window, a section's tables included; a job clicked in
+    the list (its detail below, out of view) is scrolled to."""
+    context = browser.new_context(viewport={"width": 800, "height": 600})
+    page = context.new_page()
+    x = (np.arange(1000) * 0.5).astype(np.float32)
+    with ascrun.Client(tenant_pool.url, token=TOKEN) as client:
+        warned = client.launch(report.overrun_kernel, 16, x, np.zeros_like(x), 64, 32, 0, 0, bounds="warn")
+    page.goto(f"{tenant_pool.url}/dashboard")
+    enter_token(page, TOKEN)
+    row = page.locator(f'#jobs tr[data-job="{warned.job_id}"]')
+    expect(row.locator(".problems")).to_contain_text("warnings", timeout=EXPECT_MS)
+    overflow = """() => [document.documentElement, ...document.querySelectorAll("section:not([hidden])")]
+        .filter(part => part.scrollWidth > part.clientWidth).map(part => part.id || part.tagName)"""
+    assert page.evaluate(overflow) == []
+
+    job_top = "() => document.getElementById('job').getBoundingClientRect().top"
+    row.locator("td").first.click()
+    page.wait_for_function(f"() => Math.abs(({job_top})()) < 2", timeout=EXPECT_MS)  # at the window's top
+    expect(page.locator('#trace .core[data-core="block 0"]')).to_be_visible(timeout=EXPECT_MS)
+    assert page.evaluate("scrollY") > 0 and page.evaluate(overflow) == []
+    screenshot(page, tmp_path, "narrow")
+    context.close()
 
 
 BAR = re.compile(r"M([-\d.e+]+) [-\d.e+]+h([-\d.e+]+)")  # a lane's bar in its path: start cycle, width
@@ -325,3 +410,86 @@ def test_a_full_trace_draws_every_bar(service, page):
     assert (drawn["lanes"], drawn["bars"]) == (8 * 7, 8 * 2048)
     expect(page.locator('#trace .core[data-core="block 7"] .core-head')).to_contain_text(
         "12 more instructions not traced")
+
+
+def own_job(token: str, url: str):
+    """A finished job of the token's tenant (the cached add): its id."""
+    x = np.ones(8 * 512, np.float32)
+    with ascrun.Client(url, token=token) as client:
+        handle = client.submit(ops.binary_kernel, 8, x, x, np.zeros_like(x), 512, "add")
+        handle.result()
+    return handle.id
+
+
+def test_a_tenant_sees_neither_another_tenants_jobs_nor_the_pool(tenant_pool, page):
+    other_job, dash_job = own_job(OTHER_TOKEN, tenant_pool.url), own_job(TOKEN, tenant_pool.url)
+    listed = httpx.get(f"{tenant_pool.url}/v1/jobs", params={"limit": 500}, headers=AUTH).json()["jobs"]
+    assert dash_job in [job["id"] for job in listed] and {job["tenant"] for job in listed} == {"dash"}
+    assert httpx.get(f"{tenant_pool.url}/v1/jobs/{other_job}", headers=AUTH).status_code == 404
+    for path, params in (("/v1/pool", {}), ("/v1/jobs", {"every_tenant": "true"})):
+        refused = httpx.get(f"{tenant_pool.url}{path}", params=params, headers=AUTH)
+        assert refused.status_code == 403 and refused.json()["error"]["message"] == (
+            "tenant 'dash' is not an operator: only a tenant marked \"operator\": true in the tenants file sees "
+            "the whole pool")
+
+    page.goto(f"{tenant_pool.url}/dashboard")
+    enter_token(page, TOKEN)
+    expect(page.locator(f'#jobs tr[data-job="{dash_job}"]')).to_be_visible(timeout=EXPECT_MS)
+    expect(page.locator(f'#jobs tr[data-job="{other_job}"]')).to_have_count(0)
+    expect(page.locator("#jobs .tenant")).to_have_count(0)
+    assert page.locator("#operator-section").is_hidden()
+
+
+def test_an_operator_sees_every_tenants_jobs_every_worker_and_each_tenants_figures(tenant_pool, page, tmp_path,
+                                                                                   request):
+    """The operator's token: every tenant's jobs with their tenants, the worker with the job it runs
+    (a spinning one, until its timeout), and the tenants of the tenants file with their ended jobs by
+    status and their refusals by reason; another tenant's job opens."""
+    other_job, dash_job = own_job(OTHER_TOKEN, tenant_pool.url), own_job(TOKEN, tenant_pool.url)
+    x = np.ones(64, np.float32)
+    other = ascrun.Client(tenant_pool.url, token=OTHER_TOKEN)
+    request.addfinalizer(other.close)
+    with pytest.raises(ascrun.KernelError, match=r"\(max_core_num\)"):  # refused: 16 cores, over other's 8
+        other.launch(ops.binary_kernel, 16, x, x, np.zeros_like(x), 4, "add")
+    spinning = other.submit(ops.spin_kernel, 1, x, np.zeros_like(x), 2**31 - 1, timeout=30)
+    operator_auth = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
+    page.goto(f"{tenant_pool.url}/dashboard")
+    enter_token(page, OPERATOR_TOKEN)
+    expect(page.locator("#health")).to_contain_text("tenant ops (operator)", timeout=EXPECT_MS)
+
+    # every tenant's jobs, each with its tenant
+    for job_id, who in ((other_job, "other"), (dash_job, "dash")):
+        expect(page.locator(f'#jobs tr[data-job="{job_id}"] .tenant')).to_have_text(who, timeout=EXPECT_MS)
+    # the worker, with the job it runs now
+    targets = httpx.get(f"{tenant_pool.url}/v1/targets", headers=operator_auth).json()["targets"]
+    (name,) = [worker["name"] for target in targets for worker in target["live"]]  # the pool's one worker
+    row = page.locator(f'#workers tr[data-worker="{name}"]')
+    expect(row.locator(f'a[href="#job={spinning.id}"]')).to_be_visible(timeout=60_000)
+    expect(row).to_contain_text("cpu (any SOC; build + run)")
+    expect(row).to_contain_text("frontend, build, run: memory")
+    expect(row).to_contain_text(re.compile(r"\d+\.\d s ago"))
+    overview = httpx.get(f"{tenant_pool.url}/v1/pool", headers=operator_auth).json()
+    (said,) = overview["workers"]
+    assert said["name"] == name and said["serves"]["cpu"]["jails"]["stages"] == ["frontend", "build", "run"]
+    # the tenants of the tenants file, each with its figures
+    expect(page.locator("#tenants tbody tr")).to_have_count(3)
+    assert page.locator("#tenants tbody tr").evaluate_all("rows => rows.map(r => r.dataset.tenant)") == [
+        "dash", "other", "ops"]
+    figures = {tenant["name"]: tenant for tenant in overview["tenants"]}
+    assert figures["other"]["refusals"] == {"max_core_num": 1} and figures["other"]["active"] == 1
+    other_tenant = page.locator('#tenants tr[data-tenant="other"]')
+    expect(other_tenant).to_contain_text("max_core_num: 1")
+    screenshot(page, tmp_path, "operator")
+
+    with pytest.raises(ascrun.KernelError) as spun:
+        spinning.result()
+    assert spun.value.kind == "timeout"
+    listed = other.jobs(limit=500)
+    ended = {status: sum(job["status"] == status for job in listed) for status in ("finished", "timed_out")}
+    cells = [ended["finished"], 0, ended["timed_out"], 0, "max_core_num: 1"]
+    expect(other_tenant.locator("td")).to_have_text(["other", *map(str, cells)], timeout=EXPECT_MS)
+
+    # another tenant's job opens for the operator
+    page.locator(f'#jobs tr[data-job="{other_job}"] td').first.click()
+    expect(page.locator("#job-title")).to_contain_text(other_job, timeout=EXPECT_MS)
+    expect(page.locator("#source .tok-function", has_text="binary_kernel").first).to_be_visible(timeout=EXPECT_MS)

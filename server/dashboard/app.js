@@ -1,26 +1,39 @@
 // The dashboard's loop: every second it reads the pool and the tenant's recent jobs (their
-// summaries), and the selected job's record (#job=<id>) until it ends; a 401 stops it until a
-// token is entered.
+// summaries; an operator's: every tenant's, and the workers and tenants of v1/pool), and the
+// selected job's record (#job=<id>) until it ends; a 401 stops it until a token is entered.
 import { get, storedToken } from "./api.js";
 import { highlight } from "./highlight.js";
 import { JobStatus, TERMINAL } from "./states.js";
 import { drawNoTrace, drawTrace } from "./trace.js";
-import { drawCacheRates, drawFacts, drawJobs, drawOutputs, drawPool, drawTimings, el } from "./views.js";
+import { drawCacheRates, drawError, drawFacts, drawJobs, drawOperator, drawOutputs, drawPool, drawTimings, el }
+  from "./views.js";
 
 const POLL_MS = 1000;
 const $ = (id) => document.getElementById(id);
 let openMode = false;
 let needsToken = false;  // the API refused the token (or there is none): wait for one
+let caller = null;  // {tenant, operator}: whose token the API accepted (v1/me); null until then
+let healthText = "connecting…";
 let selectedId = null;
 let finished = null;  // the selected job's record once terminal: it changes no more
+let scrollPending = false;  // a job was picked: bring its detail into view once the list above it is drawn
 
 function showError(error) {
   $("error").textContent = error.status ? `${error.status} ${error.kind}: ${error.message}` : error.message;
   $("error").hidden = false;
 }
 
+function drawHeader() {
+  const access = openMode ? "open mode: no token needed"
+    : caller ? `tenant ${caller.tenant}${caller.operator ? " (operator)" : ""}` : "a token is needed";
+  $("health").textContent = `${healthText} · ${access}`;
+}
+
 function askForToken(error) {
   needsToken = true;
+  caller = null;
+  drawHeader();
+  $("operator-section").hidden = true;  // an operator's view, until a token is accepted again
   $("token-form").hidden = false;
   $("forget-token").hidden = true;
   if (error) showError(error);
@@ -31,8 +44,8 @@ async function readHealth() {
   const health = await get("v1/health");
   openMode = health.open_mode;
   const workers = Object.entries(health.workers).map(([target, count]) => `${count} ${target}`).join(", ");
-  const access = openMode ? "open mode: no token needed" : "a token is needed";
-  $("health").textContent = `redis ${health.redis} · workers: ${workers} · ${access}`;
+  healthText = `redis ${health.redis} · workers: ${workers}`;
+  drawHeader();
 }
 
 async function showFile(pre, path, language) {
@@ -104,14 +117,14 @@ async function drawSelectedJob(id) {
   }
   if (!job.id) {
     $("job-title").textContent = id;
-    $("job-error").textContent = job.error.message;
+    $("job-error-message").textContent = job.error.message;
     $("job-error").hidden = false;
     return;
   }
   $("job-title").textContent = `${job.kernel} · ${job.id}`;
   drawFacts($("job-facts"), job);
   $("job-error").hidden = !job.error;
-  $("job-error").textContent = job.error ? `${job.error.kind}: ${job.error.message}` : "";
+  if (job.error) drawError($("job-error-message"), $("job-error-python"), job.error);
   drawTimings($("timing-chart"), job.timings);
   drawOutputs($("outputs"), job.outputs);
   const warnings = job.warnings.map((warning) => el("li", null, warning));
@@ -131,15 +144,25 @@ async function drawSelectedJob(id) {
 async function poll() {
   await readHealth();
   if (needsToken) return;
+  if (!caller) {
+    caller = await get("v1/me");  // a 401 here asks for another token
+    drawHeader();
+  }
   // the list's rows are summaries (a queued one placed in its queue): a job's record is read only
   // when it is opened
-  const [{ targets }, { jobs }] = await Promise.all([get("v1/targets"), get("v1/jobs?limit=20")]);
+  // an operator's: every tenant's jobs, and the workers and tenants (v1/pool)
+  const everyTenant = caller.operator;
+  const [{ targets }, { jobs }, overview] = await Promise.all([get("v1/targets"),
+    get(`v1/jobs?limit=20${everyTenant ? "&every_tenant=true" : ""}`), everyTenant ? get("v1/pool") : null]);
   redraw("pool", targets, () => drawPool($("pool"), targets));
+  $("operator-section").hidden = !overview;
+  if (overview) drawOperator($("workers"), $("tenants"), overview);  // its heartbeats' ages change every round
   redraw("cache", jobs, () => drawCacheRates($("cache-rates"), jobs));
   // a running job's "took" grows: its row is redrawn every round
   const running = jobs.some((job) => job.status === JobStatus.STARTED) && Date.now();
-  redraw("jobs", [jobs, selectedId, running], () =>
-    drawJobs($("jobs").tBodies[0], jobs, selectedId, (id) => { location.hash = `job=${id}`; }));
+  redraw("jobs", [jobs, selectedId, running, everyTenant], () =>
+    drawJobs($("jobs").tBodies[0], jobs, selectedId, (id) => { location.hash = `job=${id}`; }, everyTenant));
+  bringJobIntoView();
   await drawJob();
   $("error").hidden = true;
   $("forget-token").hidden = openMode || !storedToken.get();
@@ -149,16 +172,26 @@ function markSelectedRow() {
   for (const tr of $("jobs").tBodies[0].rows) tr.classList.toggle("selected", tr.dataset.job === selectedId);
 }
 
+function bringJobIntoView() {
+  if (scrollPending && drawn.jobs) {
+    scrollPending = false;
+    $("job").scrollIntoView({ block: "start" });
+  }
+}
+
 function selectFromHash() {
   selectedId = new URLSearchParams(location.hash.slice(1)).get("job");
   finished = null;
   $("job").hidden = !selectedId;
-  const parts = ["job-title", "job-facts", "timing-chart", "trace", "outputs", "warnings", "log", "source", "ir"];
+  scrollPending = Boolean(selectedId);
+  const parts = ["job-title", "job-facts", "job-error-message", "job-error-python", "timing-chart", "trace", "outputs",
+    "warnings", "log", "source", "ir"];
   for (const part of parts) {
     $(part).replaceChildren();  // the previous job's, until this one's arrive
   }
   $("job-error").hidden = true;
   markSelectedRow();
+  bringJobIntoView();
   if (!needsToken) drawJob().catch(report);
 }
 

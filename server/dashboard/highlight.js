@@ -1,4 +1,4 @@
-// A tiny syntax highlighter for the generated Ascend C and ASC-IR: at each position the first of
+// A tiny syntax highlighter for the generated Ascend C and ASC-IR (and a kernel's Python): at each position the first of
 // the language's rules that matches makes a token (a span of that class); the rest stays text.
 // It builds DOM nodes, never HTML: the source is a stranger's text.
 const CPP_KEYWORDS = ["auto", "bool", "break", "case", "char", "class", "const", "constexpr", "continue",
@@ -8,7 +8,18 @@ const CPP_KEYWORDS = ["auto", "bool", "break", "case", "char", "class", "const",
   "volatile", "while", "half", "bfloat16_t", "__aicore__", "__global__", "__gm__",
   "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "size_t"];
 
+const PYTHON_KEYWORDS = ["and", "as", "assert", "break", "continue", "def", "elif", "else", "False", "for", "from",
+  "if", "import", "in", "is", "lambda", "None", "not", "or", "pass", "return", "True", "while", "with", "yield"];
+
 const LANGUAGES = {
+  python: [  // highlighted a line at a time (the dashboard numbers them): no rule spans lines
+    ["comment", /#[^\n]*/],
+    ["string", /"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'/],
+    ["attribute", /@[\w.]+/],  // decorators
+    ["keyword", new RegExp(`\\b(?:${PYTHON_KEYWORDS.join("|")})\\b`)],
+    ["number", /\b\d+(?:\.\d*)?(?:[eE][+-]?\d+)?\b/],
+    ["function", /\b[A-Za-z_]\w*(?=\()/],
+  ],
   cpp: [
     ["comment", /\/\/[^\n]*|\/\*[\s\S]*?\*\//],
     ["string", /"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'/],

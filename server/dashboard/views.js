@@ -1,4 +1,5 @@
 // What the page draws from the API's answers; every value goes in as text.
+import { highlight } from "./highlight.js";
 import { JobStatus } from "./states.js";
 
 // An element with its class and children (strings become text nodes).
@@ -77,11 +78,22 @@ function jobLink(id) {
   return link;
 }
 
-export function drawJobs(tbody, jobs, selectedId, onSelect) {
+// A summary's error (its kind and first line, whole in the cell's title) and its count of warnings.
+function problems(job) {
+  const error = job.error && el("span", "error", `${job.error.kind}: ${job.error.headline}`);
+  if (error) error.title = job.error.headline;
+  const count = job.warning_count ?? 0;
+  const warnings = count ? el("span", "warnings", `${count} warning${count === 1 ? "" : "s"}`) : null;
+  return el("span", "problems", error, warnings);
+}
+
+// `everyTenant`: an operator's list, each job's kernel with its tenant.
+export function drawJobs(tbody, jobs, selectedId, onSelect, everyTenant = false) {
   const rows = jobs.map((job) => {
-    const tr = row("td", [el("span", `status ${job.status}`, statusText(job)), job.kernel,
+    const kernel = everyTenant ? el("span", null, job.kernel, " ", el("span", "tenant", job.tenant)) : job.kernel;
+    const tr = row("td", [el("span", `status ${job.status}`, statusText(job)), kernel,
       targetText(job), String(job.core_num), clock(job.created_at), took(job),
-      cacheText(job), jobLink(job.id)]);
+      cacheText(job), problems(job), jobLink(job.id)]);
     tr.dataset.job = job.id;
     tr.classList.toggle("selected", job.id === selectedId);
     tr.addEventListener("click", () => onSelect(job.id));
@@ -89,7 +101,7 @@ export function drawJobs(tbody, jobs, selectedId, onSelect) {
   });
   if (!jobs.length) {
     const empty = el("td", "muted", "no jobs yet: launch a kernel (ascrun.Client)");
-    empty.colSpan = 8;
+    empty.colSpan = 9;
     rows.push(el("tr", null, empty));
   }
   tbody.replaceChildren(...rows);
@@ -126,4 +138,57 @@ export function drawFacts(list, job) {
     ...Object.entries(job.stages ?? {}).map(([stage, done]) => [stage, `${done.worker}, ${seconds(done.seconds)}`]),
     ["cache", cacheText(job) || "–"], ["IR hash", job.ir_hash ?? "–"]];
   list.replaceChildren(...facts.flatMap(([term, value]) => [el("dt", null, term), el("dd", null, value)]));
+}
+
+const CITATION = /([^\s:'"()]+\.py):(\d+)/g;  // a line of the kernel's Python, as a message cites it
+
+// A failed job's error as printed (preformatted), beside the kernel's Python functions it cites
+// (error.python), numbered from their first line, each cited line marked.
+export function drawError(message, python, error) {
+  message.textContent = `${error.kind}: ${error.message}`;
+  const cited = new Set([...error.message.matchAll(CITATION)].map(([, file, line]) => `${file}:${Number(line)}`));
+  python.replaceChildren(...(error.python ?? []).map((fn) => {
+    const lines = fn.source.replace(/\n$/, "").split("\n").map((text, i) => {
+      const number = fn.lineno + i;
+      const line = el("span", "line", el("span", "lineno", String(number)), highlight(text, "python"), "\n");
+      line.dataset.line = String(number);
+      line.classList.toggle("cited", cited.has(`${fn.filename}:${number}`));
+      return line;
+    });
+    return el("figure", "python", el("figcaption", null, `${fn.filename}:${fn.lineno} · ${fn.name}`),
+      el("pre", "code", ...lines));
+  }));
+}
+
+const bytes = (n) => (n ? `${(n / 2 ** 30).toFixed(n % 2 ** 30 ? 1 : 0)} GiB` : "unlimited");
+
+// What a worker serves: per target its SOCs and stages, and its jails (their stages and limits).
+function serves(worker) {
+  const targets = Object.entries(worker.serves).map(([target, said]) =>
+    `${target} (${said.socs?.length ? said.socs.join(", ") : "any SOC"}; ${(said.stages ?? []).join(" + ")})`);
+  const jails = Object.values(worker.serves).map((said) => said.jails).filter(Boolean).map((jails) =>
+    `${jails.stages.join(", ")}: memory ${bytes(jails.memory)}, cpu ${jails.cpu} s, ${jails.files} files`);
+  return [targets.join("; "), [...new Set(jails)].join("; ") || "–"];
+}
+
+// The operator's panel: every live worker, and every tenant of the tenants file (v1/pool).
+export function drawOperator(workersTable, tenantsTable, { workers, tenants }) {
+  const workerRows = workers.map((worker) => {
+    const running = worker.running.length ? el("span", null, ...worker.running.map(jobLink)) : "idle";
+    const ago = Math.max(0, Date.now() / 1000 - worker.last_beat);
+    const tr = row("td", [worker.name, ...serves(worker), running, `${ago.toFixed(1)} s ago`]);
+    tr.dataset.worker = worker.name;
+    return tr;
+  });
+  workersTable.replaceChildren(el("thead", null, row("th", ["worker", "serves (SOCs; stages)", "jails", "runs now",
+    "last heartbeat"])), el("tbody", null, ...workerRows));
+  const tenantRows = tenants.map((tenant) => {
+    const refusals = Object.entries(tenant.refusals).map(([reason, n]) => `${reason}: ${n}`).join(", ");
+    const tr = row("td", [tenant.name, ...["finished", "failed", "timed_out"].map((s) => String(tenant.jobs[s] ?? 0)),
+      String(tenant.active), refusals || "–"]);
+    tr.dataset.tenant = tenant.name;
+    return tr;
+  });
+  tenantsTable.replaceChildren(el("thead", null, row("th", ["tenant", "finished", "failed", "timed out",
+    "queued or running", "refused (by reason)"])), el("tbody", null, ...tenantRows));
 }

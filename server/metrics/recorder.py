@@ -31,6 +31,7 @@ LABELS = {  # series -> its label names; the tenant first: a tenant's scrape sho
     "stage_seconds": ("tenant", "target", "stage"),
     "bytes": ("tenant", "direction", "kind"),
     "worker_seconds": ("tenant", "target"),
+    "refusals": ("tenant", "reason"),
     "jails_failed": ("stage", "when"),  # the pool's, no tenant's: the operator's only
 }
 NO_SOC = ANY_SOC  # a job naming no SOC, a worker serving none
@@ -108,6 +109,17 @@ async def blob_moved(connection: aioredis.Redis, tenant: str, stage: str, second
             _count(pipe, "bytes", (tenant, "in" if stage == "upload" else "out", "blob"), size)
             await pipe.execute()
     except redis.RedisError:  # redis.asyncio raises the same classes
+        pass
+
+
+async def refused(connection: aioredis.Redis, tenant: str, reason: str) -> None:
+    """The API refused a request of `tenant` (authenticated: a tenant of the tenants file) for
+    `reason` (a limit's name, or the refusal's kind: a bounded set)."""
+    try:
+        async with connection.pipeline(transaction=False) as pipe:
+            _count(pipe, "refusals", (tenant, reason))
+            await pipe.execute()
+    except redis.RedisError:
         pass
 
 

@@ -21,6 +21,8 @@ COUNTERS = {  # recorded series -> (metric name, help)
     "bytes": ("ascrun_tensor_bytes", "Tensor bytes into and out of the service, by direction and kind (blob, inline)"),
     "worker_seconds": ("ascrun_worker_seconds", "Worker time spent on jobs, by tenant and target (a tenant's share: "
                        "max_running_jobs, worker_seconds_per_minute)"),
+    "refusals": ("ascrun_refusals", "Requests of a tenant the API refused past its edge, by reason (a limit's name, "
+                 "else the error's kind)"),
     "jails_failed": ("ascrun_jails_failed", "Worker jails that died, by stage and when: start (before it was ready) "
                      "or crash (while serving a job)"),
 }

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Depends
 from ...compiler import targets as target_registry
 from ...compiler.targets import NAMES as TARGETS
 from ..deps import Service, service, tenant
-from ..models import Health, Targets
+from ..models import Caller, Health, Targets
 from ..tenants import Tenant
 
 router = APIRouter(tags=["service"])
@@ -35,3 +35,10 @@ def targets(who: Tenant = Depends(tenant), svc: Service = Depends(service)):
                        "workers": len(live), "socs": socs, "queued": depth, "oldest_queued_s": oldest,
                        "live": [dict(said, name=worker) for worker, said in sorted(live.items())]})
     return {"targets": answer}
+
+
+@router.get("/v1/me", response_model=Caller)
+def me(who: Tenant = Depends(tenant)):
+    """The tenant the caller's token names, and whether it is an operator (`"operator": true` in the
+    tenants file; open mode's one tenant is): what the dashboard says in its header."""
+    return {"tenant": who.name, "operator": who.operator}

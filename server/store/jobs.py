@@ -239,12 +239,14 @@ class JobStore:
         return status
 
     def fail(self, job_id: str, kind: str, message: str, record: Optional[Dict[str, Any]] = None,
-             frontend_key: Optional[str] = None, **report: Any) -> Optional[JobStatus]:
-        """End the job as failed (timed out: `kind` timeout); `report` adds the kernel's log and
+             frontend_key: Optional[str] = None, python: Optional[List[Dict[str, Any]]] = None,
+             **report: Any) -> Optional[JobStatus]:
+        """End the job as failed (timed out: `kind` timeout); `python`: the kernel's functions the
+        message cites (workers/cited.py), kept in the error; `report` adds the kernel's log and
         warnings, if it ran. Returns the job's new state if this call ended it, else None."""
         status = JobStatus.TIMED_OUT if kind == Kind.TIMEOUT else JobStatus.FAILED
-        return self.finish(job_id, status, {"error": {"kind": str(kind), "message": message}, **report}, record,
-                           frontend_key)
+        error = {"kind": str(kind), "message": message, **({"python": python} if python else {})}
+        return self.finish(job_id, status, {"error": error, **report}, record, frontend_key)
 
     def trace(self, job_id: str) -> Optional[bytes]:
         """The job's trace (JSON text), if it has one that has not expired (and was kept: max_trace_bytes)."""

@@ -64,6 +64,22 @@ def live_capabilities(connection: redis.Redis, target: str, *, ttl_s: float) -> 
     return {name: json.loads(raw).get(target, {}) for name, raw in zip(names, said) if raw is not None}
 
 
+def live_workers_said(connection: redis.Redis, targets: List[str], *, ttl_s: float) -> List[Dict[str, Any]]:
+    """Every live worker (beat within `ttl_s`), by name: its last heartbeat (epoch seconds) and what
+    it said it serves (target -> capabilities: stages, SOCs, jails...)."""
+    since = time.time() - ttl_s
+    beats: Dict[str, float] = {}
+    for target in targets:
+        for stage in STAGES:
+            for raw, beat in connection.zrangebyscore(workers_key(target, stage=stage), since, "+inf",
+                                                      withscores=True):
+                beats[raw.decode()] = max(beat, beats.get(raw.decode(), 0.0))
+    names = sorted(beats)
+    said = connection.mget([capabilities_key(n) for n in names]) if names else []
+    return [{"name": name, "last_beat": beats[name], "serves": json.loads(raw)}
+            for name, raw in zip(names, said) if raw is not None]
+
+
 class PoolView:
     """What the API (and a run worker looking for a build worker) tells of the pool: the live
     workers of each target, SOC and stage, its queues."""
@@ -80,6 +96,9 @@ class PoolView:
 
     def live_capabilities(self, target: str) -> Dict[str, Dict[str, Any]]:
         return live_capabilities(self.connection, target, ttl_s=self.worker_ttl_s)
+
+    def workers(self, targets: List[str]) -> List[Dict[str, Any]]:
+        return live_workers_said(self.connection, targets, ttl_s=self.worker_ttl_s)
 
     def queue_depth(self, target: str, tenant: Optional[str] = None) -> Tuple[int, Optional[float]]:
         return queue_depth(self.connection, target, tenant)

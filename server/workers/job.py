@@ -34,6 +34,7 @@ from ..store.jobs import JobStore
 from ..store.pool import PoolView
 from ..store.queues import STAGES
 from . import tensors as sources
+from .cited import cited_functions
 from .tensors import JobTensor
 
 REDIS_FULL = ("the service's Redis is full (maxmemory reached): what this job had to store was refused; "
@@ -54,6 +55,9 @@ class JailedTarget:
         self.target = targets.jailed(name, limits, runs="run" in stages, socs=socs)
         self.name = name
         self.stages = tuple(stages)
+        # what its heartbeat tells of its jails: the stages it runs in them and their limits
+        # (memory in bytes, 0: unlimited; files; cpu seconds)
+        self.jails = {"stages": ["frontend", "build"] * ("build" in stages) + ["run"] * ("run" in stages), **limits}
         self.frontend = JailedFrontend(limits)
         self.toolchain = self.target.toolchain
         self.runner = self.target.runner
@@ -224,6 +228,7 @@ def run_job(job_id: str, stage: Optional[str] = None) -> Optional[JobStatus]:
 
     served = SERVING[spec["target"]]
     start = time.perf_counter()
+    bundle = None  # until it is read: an error before cites none of its functions
     try:
         bundle = KernelBundle.from_json(spec["bundle"])
         specs = _arg_specs(bundle, spec["args"])
@@ -278,7 +283,8 @@ def run_job(job_id: str, stage: Optional[str] = None) -> Optional[JobStatus]:
             "model": ran.model, **({"benchmark": measured.to_json()} if measured else {})},
             record, frontend[0], trace=trace)
     except KernelError as e:
-        ended = fail(e.kind, str(e), log=kept_log(e.log, spec), warnings=e.warnings)
+        python = cited_functions(bundle, e.kind, str(e)) if bundle else []
+        ended = fail(e.kind, str(e), log=kept_log(e.log, spec), warnings=e.warnings, python=python)
     except redis.RedisError as e:
         ended = _redis_failed(e, fail)
     except Exception as e:

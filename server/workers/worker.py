@@ -206,9 +206,9 @@ def _start_over(worker: "AscrunWorker | None", connection: redis.Redis) -> None:
 def capabilities(target: "job.JailedTarget", socs: Sequence[str]) -> Dict:
     """What this worker says it can do for `target`: the target's own capabilities; its SOCs are
     the device's where the target knows them (CANN), else the operator's --soc labels; the stages
-    (build, run) it serves."""
+    (build, run) it serves, and its jails' limits."""
     said = target.target.capabilities()
-    return dict(said, socs=sorted(said.get("socs") or set(socs)), stages=list(target.stages))
+    return dict(said, socs=sorted(said.get("socs") or set(socs)), stages=list(target.stages), jails=target.jails)
 
 
 def limit_broker_memory(settings: ServiceSettings) -> None:
