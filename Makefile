@@ -78,7 +78,7 @@ test-pythons:
 # service's tests stay on .venv's pyasc 1.1.1, so that make test keeps within its time, but for
 # asctile's (the nightly's alone; they skip on 1.1.1), which run whole here.
 NIGHTLY_TESTS := $(PYTHON_FACING_TESTS) tests/test_cpu_run.py tests/test_asctile.py
-NIGHTLY_SERVICE_TESTS := tests/test_asctile.py
+NIGHTLY_SERVICE_TESTS := tests/test_asctile.py tests/test_asctile_exec.py
 
 .venv-nightly/.installed-stamp: pyproject.toml
 	$(PYTHON) -m venv .venv-nightly
