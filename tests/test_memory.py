@@ -6,7 +6,7 @@ import pytest
 
 import ascrun
 import memory as mk
-from conftest import PAST_THE_END
+from conftest import PAST_THE_END, unsited
 
 pytestmark = pytest.mark.kernel
 
@@ -17,7 +17,7 @@ def fails(kernel, *args):
     with pytest.raises(ascrun.KernelError) as e:
         ascrun.run_local(kernel, 1, *args)
     assert e.value.kind == "runtime_error"
-    return str(e.value)
+    return unsited(str(e.value))
 
 
 # ---- TQue: a double-buffered pipeline, the queue queries and every misuse -------------------------
