@@ -525,6 +525,12 @@ def _compile_options_class(compiler: type) -> type:
     return getattr(compiler, "options_cls", CompileOptions)
 
 
+def _has_bfloat16() -> bool:
+    """pyasc 1.1.1 has no bfloat16 DataType (its IR builder none either); the nightly has."""
+    from asc.language.core import dtype
+    return hasattr(dtype.KnownTypes, "bfloat16")
+
+
 def _import_kernel_module(name: str) -> Any:
     """A module a bundle names (the gate allowed it); asctile's, on a pyasc without it, a clear refusal."""
     try:
@@ -561,6 +567,9 @@ def run(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any] |
                 raise KernelError(f"argument '{name}' is a struct {arg.dtype}, which the kernel bundle does not "
                                   "define", kind="bad_request")
             structs.check_layout(defs, arg.dtype)
+        if arg.kind == "tensor" and arg.dtype == "bfloat16" and not _has_bfloat16():
+            raise KernelError(f"tensor '{name}' is bfloat16, which the installed pyasc {pyasc_version()} has no dtype "
+                              "for: bfloat16 tensors need pyasc's nightly (pyasc-dev)", kind="bad_request")
     constexpr_names = set(constexpr_params(bundle))
     try:
         values = [_mock_arg(asc_jit, DataType, namespace, defs, a, name in constexpr_names)
