@@ -190,7 +190,7 @@ class FloodingCompiler:
     def read_only_paths(self) -> list:
         return []
 
-    def failed(self, kernel_name: str, stderr: str, scratch: str) -> KernelError:
+    def failed(self, kernel_name: str, stderr: str, scratch: str, source: str) -> KernelError:
         return KernelError(f"{len(stderr)} characters of diagnostics", kind="build_error")
 
 

@@ -33,9 +33,9 @@ def announce_ready() -> None:
     broker keeps it, to say why a stage that died at start died (only our code and pyasc's have
     run); from then on it could carry a tenant's data."""
     from .framing import write_message
-    write_message(STDOUT, {"ready": True})
-    os.dup2(_devnull, STDERR)
+    os.dup2(_devnull, STDERR)  # before the broker hears of it: it may look at once
     os.close(_devnull)  # a stage holds no fd but its three
+    write_message(STDOUT, {"ready": True})
 
 
 _devnull = -1  # opened before the stage confines itself
