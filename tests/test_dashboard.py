@@ -451,7 +451,7 @@ def test_an_operator_sees_every_tenants_jobs_every_worker_and_each_tenants_figur
     request.addfinalizer(other.close)
     with pytest.raises(ascrun.KernelError, match=r"\(max_core_num\)"):  # refused: 16 cores, over other's 8
         other.launch(ops.binary_kernel, 16, x, x, np.zeros_like(x), 4, "add")
-    spinning = other.submit(ops.spin_kernel, 1, x, np.zeros_like(x), 2**31 - 1, timeout=30)
+    spinning = other.submit(ops.spin_kernel, 1, x, np.zeros_like(x), 2**31 - 1, timeout=18)
     operator_auth = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
     page.goto(f"{tenant_pool.url}/dashboard")
     enter_token(page, OPERATOR_TOKEN)
