@@ -12,18 +12,17 @@ cycles time a race), nor does one whose hazards were not checked record one.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any, Dict
 
 import numpy as np
 
 from ..bench import Gates, GateFailed, from_record, parse_tolerance, policy_json
-from ..compat.script import QuietProgress, RemoteLaunches, install
+from ..compat.script import QuietProgress, RemoteLaunches
 from ..compiler import benchmark
-from ..compiler.errors import EXIT_KERNEL, EXIT_OK, KernelError, exit_code
+from ..compiler.errors import EXIT_KERNEL, EXIT_OK
 from .common import EXIT_CODES, UsageError, add_command, client_for, emit
-from .launch import add_kernel_arguments, kernel_arguments
+from .launch import add_kernel_arguments, launch_once
 from .progress import progress_for
 
 
@@ -90,19 +89,9 @@ def cmd_bench(opts: argparse.Namespace) -> int:
         session = RemoteLaunches(client, target=opts.target or "cpu", timeout=opts.timeout, progress=progress,
                                  bounds=opts.bounds, echo=not opts.json, soc=opts.soc, hazards=opts.hazards)
         session.benchmark = _Measuring(policy)
-        uninstall = install(session)
-        try:
-            kernel, params, values, outs = kernel_arguments(opts)
-            try:
-                session.launch(kernel, opts.cores, *(values[name] for name in params))
-            except KernelError as e:
-                print(f"ascrun: {session.launches[-1].summary()}", file=sys.stderr)
-                if opts.json:
-                    print(json.dumps(session.launches[-1].to_json()))
-                return exit_code(e)
-        finally:
-            uninstall()
-            progress.close()
+        failed, values, outs = launch_once(opts, session, progress)
+    if failed is not None:
+        return failed
     launch = session.launches[-1]
     bench = launch.benchmark
     for name, path in outs.items():

@@ -8,7 +8,7 @@ import json
 import sys
 import traceback
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -119,25 +119,35 @@ def kernel_arguments(opts: argparse.Namespace) -> Tuple[Any, List[str], Dict[str
     return kernel, params, values, outs
 
 
+def launch_once(opts: argparse.Namespace, session: RemoteLaunches,
+                progress: Any) -> Tuple[Optional[int], Dict[str, Any], Dict[str, str]]:
+    """The kernel `opts` names launched once in `session`: (None, its values, its --out files), or
+    the exit code of its failure (said on stderr, and as JSON with --json) in place of None."""
+    uninstall = install(session)
+    try:
+        kernel, params, values, outs = kernel_arguments(opts)
+        try:
+            session.launch(kernel, opts.cores, *(values[name] for name in params))
+        except KernelError as e:
+            print(f"ascrun: {session.launches[-1].summary()}", file=sys.stderr)
+            if opts.json:
+                print(json.dumps(session.launches[-1].to_json()))
+            return exit_code(e), values, outs
+    finally:
+        uninstall()
+        progress.close()
+    return None, values, outs
+
+
 def cmd_launch(opts: argparse.Namespace) -> int:
     progress = QuietProgress() if opts.json else progress_for(sys.stderr, summaries=False)
     with client_for(opts) as client:
         session = RemoteLaunches(client, target=opts.target or "cpu", timeout=opts.timeout, progress=progress,
                                  bounds=opts.bounds, echo=not opts.json, soc=opts.soc, compare=opts.compare,
                                  hazards=opts.hazards, model=opts.model)
-        uninstall = install(session)
-        try:
-            kernel, params, values, outs = kernel_arguments(opts)
-            try:
-                session.launch(kernel, opts.cores, *(values[name] for name in params))
-            except KernelError as e:
-                print(f"ascrun: {session.launches[-1].summary()}", file=sys.stderr)
-                if opts.json:
-                    print(json.dumps(session.launches[-1].to_json()))
-                return exit_code(e)
-        finally:
-            uninstall()
-            progress.close()
+        failed, values, outs = launch_once(opts, session, progress)
+    if failed is not None:
+        return failed
     launch = session.launches[-1]
     for name, path in outs.items():
         np.save(path, values[name])  # written back in place by the launch
