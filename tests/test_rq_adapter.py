@@ -189,16 +189,17 @@ def test_a_worker_of_one_queue_empties_the_intermediate_list_when_it_starts_the_
         f"a job its worker started stays in the intermediate list {UPGRADE}"
 
 
-class StartedInOneStep(rq_adapter.StartInOneStep, Simple):
+class Lean(rq_adapter.LeanRuns, Simple):
     pass
 
 
-def test_a_job_started_in_one_step_is_started_as_rq_starts_it(connection):
-    """The ascrun worker writes a job's start in one transaction (rq_adapter.StartInOneStep): RQ sees
-    it started by that worker, in its started registry with an execution record, the worker busy
-    with it, as RQ's own two steps leave it; once it ends, none of that is left."""
+def test_a_lean_run_is_started_and_ended_as_rq_does_it(connection):
+    """The ascrun worker writes a job's start in one transaction, and its end without what
+    dependent jobs need (rq_adapter.LeanRuns): RQ sees it started by that worker, in its started
+    registry with an execution record, the worker busy with it, as RQ's own steps leave it; once
+    it ends, none of that is left, and its hash, result and finished registry are RQ's."""
     views = []
-    for worker_class in (Simple, StartedInOneStep):
+    for worker_class in (Simple, Lean):
         queue = _name("one-step")
         job_id = _enqueue(connection, queue, "test_rq_adapter.started_view")
         worker = _name("worker")
@@ -209,8 +210,10 @@ def test_a_job_started_in_one_step_is_started_as_rq_starts_it(connection):
         assert job.last_heartbeat >= job.started_at and rq_adapter.runs(connection, job_id) == 1, UPGRADE
         assert not job.started_job_registry.get_job_ids(), UPGRADE
         assert not ExecutionRegistry(job_id=job_id, connection=connection).get_executions(), UPGRADE
+        assert 0 < connection.ttl(job.key) <= 600 and job_id in job.finished_job_registry.get_job_ids(), UPGRADE
+        assert connection.hget(f"rq:worker:{worker}", "successful_job_count") == b"1", UPGRADE
         views.append(connection.hgetall(job.key).keys())
-    assert views[0] == views[1], "the job's hash has other fields than RQ's own start leaves"
+    assert views[0] == views[1], "the job's hash has other fields than RQ's own run leaves"
 
 
 def test_a_run_leaves_one_json_result(connection):
