@@ -112,7 +112,7 @@ redis.call('ZADD', KEYS[6], ARGV[8], ARGV[1])
 -- short id's job there): the expired leave both
 local expired = redis.call('ZRANGEBYSCORE', KEYS[6], 0, ARGV[8] - ARGV[7])
 for i = 1, #expired, 1000 do redis.call('ZREM', KEYS[12], unpack(expired, i, math.min(i + 999, #expired))) end
-redis.call('ZREMRANGEBYSCORE', KEYS[6], 0, ARGV[8] - ARGV[7])
+if #expired > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[6], 0, ARGV[8] - ARGV[7]) end
 redis.call('ZADD', KEYS[12], 0, ARGV[1])
 if ARGV[9] ~= '' then redis.call('SET', KEYS[2], ARGV[9], 'EX', ARGV[7]) end
 if #ARGV > 15 then
