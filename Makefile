@@ -76,16 +76,19 @@ test-pythons:
 # pyasc's nightly (the `nightly` extra, distribution pyasc-dev) in place of pyasc 1.1.1: the tests that
 # drive pyasc in process (the frontend, the bundle's namespace, the cpu runs) run against it too; the
 # service's tests stay on .venv's pyasc 1.1.1, so that make test keeps within its time, but for
-# asctile's (the nightly's alone; they skip on 1.1.1), which run whole here.
-NIGHTLY_TESTS := $(PYTHON_FACING_TESTS) tests/test_cpu_run.py tests/test_asctile.py
-NIGHTLY_SERVICE_TESTS := tests/test_asctile.py
+# asctile's and bfloat16 tensors' (the nightly's alone; they skip on 1.1.1), which run whole here.
+NIGHTLY_TESTS := $(PYTHON_FACING_TESTS) tests/test_cpu_run.py tests/test_asctile.py tests/test_bf16_args.py
+NIGHTLY_SERVICE_TESTS := tests/test_asctile.py tests/test_bf16_args.py tests/test_asctile_exec.py
 
+# --clear: on a venv made before, the first install would put pyasc 1.1.1's files over the nightly's
+# (one `asc` package) and the uninstall then delete them, leaving an `asc` without asc.language.
+# torch (dev's pin): torch.bfloat16 tensors run only on the nightly, which has a bfloat16 dtype.
 .venv-nightly/.installed-stamp: pyproject.toml
-	$(PYTHON) -m venv .venv-nightly
+	$(PYTHON) -m venv --clear .venv-nightly
 	.venv-nightly/bin/pip install --quiet --upgrade pip
 	.venv-nightly/bin/pip install --quiet -e '.[worker,server]' 'pytest>=8' 'pytest-xdist==3.8.0'
 	.venv-nightly/bin/pip uninstall --quiet --yes pyasc
-	.venv-nightly/bin/pip install --quiet -e '.[nightly]'
+	.venv-nightly/bin/pip install --quiet -e '.[nightly,bfloat16]' 'torch==2.13.0'
 	touch $@
 
 test-nightly: .venv-nightly/.installed-stamp

@@ -14,7 +14,10 @@ phases of --seconds each:
            127.0.0.2, runs the --attacks (default all, see ATTACKS) at once
 
 and prints them side by side: the honest launches that succeeded, their p50 and p95 latency (goal:
-hostile at most 2x quiet), Redis' used memory at its peak (sampled, and Redis' own peak since it
+hostile at most 2x quiet), the CPU seconds the API server, the honest clients (this process) and the
+attacker's process spent (the attacker's clients run on the same machine: under nice 19 they get a
+core's spare time, and their share says how much of the machine the attack itself took), Redis'
+used memory at its peak (sampled, and Redis' own peak since it
 started, which counts a big write's buffer; goal: never above the sum of the tenants' quotas plus
 the cache's size), the API server's and the workers' peak RSS, the workers
 restarted; then what became of each attack's requests. An attack the service refuses (a 4xx, a 503, a
@@ -133,14 +136,16 @@ class Pool:
         return found if len(found) > 1 else {"state+cache": found["state"]}
 
     def processes(self) -> Dict[str, List[int]]:
-        """The pids of the API server and of the workers (`ascrun up` replaces a worker that dies)."""
-        found = {"server": [], "worker": []}
+        """The pids of the API server, of the workers (`ascrun up` replaces a worker that dies) and
+        of the Redis servers."""
+        found = {"server": [], "worker": [], "redis": []}
         for pid in _children(self.up.pid):
             try:
                 args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
             except FileNotFoundError:
                 continue
             role = args[3].decode() if len(args) > 3 and args[1:3] == [b"-m", b"ascrun.cli"] else ""
+            role = "redis" if args[0].startswith(b"redis-server") or b"/redis-server" in args[0] else role
             if role in found:
                 found[role].append(pid)
         return found
@@ -185,6 +190,21 @@ def _pss_kib(pid: int) -> int:
     return int(found.group(1)) if found else 0
 
 
+def _cpu_s(pid: int, reaped: bool = False) -> float:
+    """The process' user + system CPU seconds (its threads', and if `reaped` its children's that it
+    waited for)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    return sum(int(f) for f in fields[11:15 if reaped else 13]) / os.sysconf("SC_CLK_TCK")
+
+
+def _tree_cpu_s(pid: int) -> float:
+    """The CPU seconds of the process and of all its descendants, living or waited for."""
+    return sum(_cpu_s(p, reaped=True) for p in [pid, *_descendants(pid)])
+
+
 def _reset_peak_rss(pid: int) -> bool:
     """Start the process' VmHWM (peak RSS) again from its current RSS."""
     try:
@@ -208,9 +228,15 @@ class Sampler:
         self.workers_seen = set(start["worker"])
         self.hwm = all(_reset_peak_rss(pid) for pid in start["server"] + start["worker"])
         self.oom_before = {role: _oom_count(r) for role, r in pool.redis.items()}
+        self.cpu_before = self._cpu(start)
         self.peaks = collections.Counter()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
+
+    def _cpu(self, processes: Dict[str, List[int]]) -> Dict[str, float]:
+        return {"api cpu": sum(_cpu_s(pid) for pid in processes["server"]),
+                "workers cpu": sum(_tree_cpu_s(pid) for pid in processes["worker"]),
+                "redis cpu": sum(_cpu_s(pid) for pid in processes["redis"]), "clients cpu": time.process_time()}
 
     def _peak(self, name: str, value: int) -> None:
         self.peaks[name] = max(self.peaks[name], value)
@@ -246,6 +272,8 @@ class Sampler:
         for role, connection in self.pool.redis.items():
             figures[f"redis {role} OOM"] = _oom_count(connection) - self.oom_before[role]
         figures["restarts"] = len(self.workers_seen) - len(self.pool.processes()["worker"])
+        for name, seconds in self._cpu(self.pool.processes()).items():
+            figures[name] = seconds - self.cpu_before[name]
         return figures
 
 
@@ -586,7 +614,9 @@ def run_attacker(url: str, attacks: List[str], seconds: float) -> None:
     with attacker.lock:
         for name, n in attacker.in_flight.items():
             attacker.counts[name]["in flight at the end"] += n
-        print(json.dumps({name: {k: v for k, v in c.items() if v} for name, c in attacker.counts.items()}), flush=True)
+        counts = {name: {k: v for k, v in c.items() if v} for name, c in attacker.counts.items()}
+        times = os.times()
+        print(json.dumps({"counts": counts, "cpu_s": times.user + times.system}), flush=True)
     os._exit(0)
 
 
@@ -647,6 +677,11 @@ def print_report(phases: Dict[str, dict], pool: Pool, counts: dict, attacks: Lis
                        ("jails", "a worker's jails, PSS peak")):
         rows.append((what, _mib(quiet["cost"].get(name, 0)), _mib(hostile["cost"].get(name, 0)), ""))
     rows.append(("workers restarted", quiet["cost"]["restarts"], hostile["cost"]["restarts"], ""))
+    for name, what, note in (("api cpu", "API server CPU", "its one core"),
+                             ("workers cpu", "workers CPU", "with their jails"), ("redis cpu", "Redis CPU", ""),
+                             ("clients cpu", "honest clients CPU", "this process"),
+                             ("attacker cpu", "attacker CPU (nice 19)", "its own process, on the same 2 cores")):
+        rows.append((what, *(f"{p['cost'].get(name, 0.0):.1f} s" for p in (quiet, hostile)), note))
     print(f"\n{'':32} {'quiet':>12} {'hostile':>12}")
     for name, q, h, note in rows:
         print(f"{name:32} {q!s:>12} {h!s:>12}  {note}")
@@ -684,7 +719,7 @@ def main() -> None:
         attacker = None
         try:
             warm(pool.url, pool.tokens)
-            phases, counts = {}, {}
+            phases, counts, attack = {}, {}, {}
             for phase in ("quiet", "hostile"):
                 sampler = Sampler(pool)
                 if phase == "hostile":  # the honest load starts once the attacks have
@@ -694,8 +729,10 @@ def main() -> None:
                 load = honest_load(pool.url, pool.tokens, opts.seconds, opts.rate)
                 if phase == "hostile":
                     out, _ = attacker.communicate(timeout=60)
-                    counts = json.loads(out) if out.strip() else {}
+                    attack = json.loads(out) if out.strip() else {}
+                    counts = attack.get("counts", {})
                 phases[phase] = {"load": load, "cost": sampler.stop()}
+                phases[phase]["cost"]["attacker cpu"] = attack.get("cpu_s", 0.0) if phase == "hostile" else 0.0
                 print(f"{phase}: {len(load['latencies'])} launches ok", file=sys.stderr, flush=True)
             print_report(phases, pool, counts, attacks, paced=int(opts.seconds * opts.rate * len(HONEST)))
         finally:

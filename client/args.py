@@ -12,7 +12,7 @@ from .compiler import structs
 from .compiler.bundle import KernelBundle, collect
 from .compiler.errors import KernelError, Kind
 from .compiler.frontend import ArgSpec, constexpr_params, param_annotations, param_names
-from .launch_checks import (annotation_problem, count_problem, scalar_problem, string_problem,
+from .launch_checks import (BITS, annotation_problem, count_problem, scalar_problem, string_problem,
                             tensor_dtype_problem)
 
 
@@ -35,11 +35,15 @@ class HostArgs:
             return
         if _is_torch_tensor(target):
             import torch
-            source = torch.from_numpy(np.ascontiguousarray(data).reshape(tuple(target.shape)))
+            bf16 = target.dtype == torch.bfloat16  # `data` holds its bits
+            source = torch.from_numpy(np.ascontiguousarray(data.view(np.int16) if bf16 else data)
+                                      .reshape(tuple(target.shape)))
+            if bf16:
+                source = source.view(torch.bfloat16)
             if source.data_ptr() != target.data_ptr():
                 target.copy_(source)
         elif not np.shares_memory(target, data):
-            np.copyto(target, data.reshape(target.shape))
+            np.copyto(target, data.view(target.dtype).reshape(target.shape))
 
 
 def _is_torch_tensor(value: Any) -> bool:
@@ -47,16 +51,42 @@ def _is_torch_tensor(value: Any) -> bool:
     return torch is not None and isinstance(value, torch.Tensor)
 
 
-def _as_array(name: str, value: Any) -> np.ndarray:
+def as_declared(data: np.ndarray, dtype: str) -> np.ndarray:
+    """A tensor's array as the caller reads it: bfloat16 bits as ml_dtypes.bfloat16 where ml_dtypes
+    is installed (numpy has no bfloat16 of its own), else the bits (uint16) themselves."""
+    if dtype == "bfloat16":
+        try:
+            import ml_dtypes
+        except ImportError:
+            return data
+        return data.view(ml_dtypes.bfloat16)
+    return data
+
+
+def _as_array(name: str, value: Any) -> Any:
+    """A tensor argument as numpy (bfloat16: its bits, see launch_checks.BITS); anything else as is."""
     if _is_torch_tensor(value):
         if value.device.type != "cpu":
             raise KernelError(f"tensor '{name}' is on {value.device}: pass CPU tensors", kind=Kind.BAD_REQUEST)
+        import torch
+        if value.dtype == torch.bfloat16:
+            return value.detach().view(torch.int16).numpy().view(np.uint16)
         try:
             return value.detach().numpy()
-        except TypeError as e:  # e.g. bfloat16, which numpy lacks
+        except TypeError as e:  # a dtype numpy lacks, e.g. float8_e4m3fn
             raise KernelError(f"tensor '{name}' has dtype {value.dtype}, which cannot be sent yet: {e}",
                               kind=Kind.BAD_REQUEST) from None
+    if isinstance(value, np.ndarray) and value.dtype.name in BITS:
+        return value.view(BITS[value.dtype.name])
     return value
+
+
+def _dtype_name(value: Any, array: np.ndarray) -> str:
+    """The dtype a tensor argument is named by: the caller's own for bfloat16 (`array` holds its bits)."""
+    if _is_torch_tensor(value):
+        import torch
+        return "bfloat16" if value.dtype == torch.bfloat16 else array.dtype.name
+    return value.dtype.name
 
 
 def launch_args(kernel: Any, args: Sequence[Any]) -> Tuple[KernelBundle, HostArgs]:
@@ -83,10 +113,10 @@ def prepare(names: Sequence[str], args: Sequence[Any]) -> HostArgs:
     for name, value in zip(names, args):
         array = _as_array(name, value)
         if isinstance(array, np.ndarray):
-            problem = tensor_dtype_problem(name, array.dtype)
+            problem = tensor_dtype_problem(name, value.dtype if isinstance(value, np.ndarray) else array.dtype)
             if problem:
                 raise KernelError(problem, kind=Kind.BAD_REQUEST)
-            host.specs.append(ArgSpec("tensor", array.dtype.name))
+            host.specs.append(ArgSpec("tensor", _dtype_name(value, array)))
             host.values[name] = np.ascontiguousarray(array)
             host.callers[name] = value
         elif isinstance(value, (bool, int, float, str)):  # str: ConstExpr only

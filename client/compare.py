@@ -11,8 +11,9 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-# dtype name -> (rtol, atol). bfloat16 applies where numpy knows the dtype (ml_dtypes); the
-# service sends bfloat16 data as uint16 today, which is compared exactly.
+# dtype name -> (rtol, atol). bfloat16 applies where numpy knows the dtype: a launch's bfloat16
+# outputs are ml_dtypes.bfloat16 arrays where ml_dtypes is installed, else their bits (uint16),
+# which are compared exactly.
 TOLERANCES: Dict[str, Tuple[float, float]] = {
     "float16": (1e-3, 1e-5),
     "bfloat16": (1.6e-2, 1e-5),

@@ -10,9 +10,13 @@ from typing import Any, Collection, Optional, Sequence
 
 import numpy as np
 
-TENSOR_DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
-                 "float32", "float64")
-SCALAR_DTYPES = ("int", "float", "bool", "str") + TENSOR_DTYPES  # int: a Python int
+NUMPY_DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
+                "float32", "float64")
+# bfloat16 (torch.bfloat16, ml_dtypes.bfloat16), which numpy itself lacks, is held as its bits: a
+# uint16 array, under its own name wherever the dtype is named.
+BITS = {"bfloat16": "uint16"}
+TENSOR_DTYPES = NUMPY_DTYPES + tuple(BITS)
+SCALAR_DTYPES = ("int", "float", "bool", "str") + NUMPY_DTYPES  # int: a Python int
 # A Python int goes to a kernel parameter of up to 64 bits, signed or unsigned (a uint64_t mask is
 # passed as an int): the runner checks it against the parameter's own type.
 PYTHON_INT = (-2 ** 63, 2 ** 64 - 1)
@@ -26,10 +30,16 @@ def count_problem(kernel: str, names: Sequence[str], given: int) -> Optional[str
     return f"kernel '{kernel}' takes {len(names)} arguments ({', '.join(names)}), got {given}"
 
 
+def storage_dtype(name: str) -> np.dtype:
+    """The numpy dtype a tensor of dtype `name` (one of TENSOR_DTYPES) is held in."""
+    return np.dtype(BITS.get(name, name))
+
+
 def tensor_dtype_problem(name: str, dtype: np.dtype) -> Optional[str]:
-    if dtype.kind in "biuf":
+    if dtype.kind in "biuf" or dtype.name in BITS:
         return None
-    return f"tensor '{name}' has dtype {dtype}: only bool, int, uint and float tensors can be kernel arguments"
+    return (f"tensor '{name}' has dtype {dtype}: only bool, int, uint, float and bfloat16 tensors can be kernel "
+            "arguments")
 
 
 def scalar_problem(dtype: str, value: Any) -> Optional[str]:

@@ -6,7 +6,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .args import launch_args
+from .args import as_declared, launch_args
 from .compiler import pipeline
 from .compiler.cache import Cache, DiskCache
 from .compiler.targets.contract import RunResult, check_bounds, check_hazards
@@ -51,9 +51,10 @@ def launch_here(kernel: Any, core_num: int, args: Sequence[Any], target: str, bo
                                              model=model), tensors)
     run_seconds = ran.seconds if extra is None else time.perf_counter() - run_start
     outputs = {}
+    specs = dict(zip(host.values, host.specs))
     for name in ran.written:
         host.write_back(name, host.values[name])
-        outputs[name] = host.values[name]
+        outputs[name] = as_declared(host.values[name], specs[name].dtype)
     # ran.timings: h2d, kernel and d2h, where the target measures them apart (CANN)
     timings = dict(built.timings, run=run_seconds, **ran.timings, total=time.perf_counter() - start)
     return LaunchResult(outputs=outputs, timings=timings, cache=dict(built.cache), ir_hash=built.frontend.ir_hash,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 from typing import Dict, Optional, Tuple
 
@@ -15,7 +16,7 @@ from ..compiler.bundle import KernelBundle
 from ..compiler.errors import BundleRejected, KernelError, Kind
 from ..job_status import JobStatus
 from ..launch_checks import annotation_problem, count_problem, string_problem
-from .bundle_checks import BundleChecks, Checked
+from .bundle_checks import BundleChecks, Checked, ChecksSpent
 from .errors import ApiError
 from .models import JobRequest
 from ..compiler.settings import ServiceSettings
@@ -39,9 +40,12 @@ class Admission:
         request are checked in a thread, its source by the gate in the check pool (bundle_checks.py)."""
         bundle, digest = await run_in_threadpool(self._bundle, body, who.limits)
         try:
-            checked = await self.checks.check(who.name, bundle, digest)
+            checked = await self.checks.check(who.name, bundle, digest, who.limits.check_seconds_per_minute)
         except BundleRejected as e:
             raise ApiError(Kind.BUNDLE_REJECTED, str(e)) from None
+        except ChecksSpent as e:
+            raise ApiError(Kind.LIMIT, str(e), status=429,
+                           headers={"Retry-After": str(max(1, math.ceil(e.retry_after_s)))}) from None
         return await run_in_threadpool(self._admit, body, who, idempotency_key, job_id, checked)
 
     def _bundle(self, body: JobRequest, limits: Limits) -> Tuple[KernelBundle, str]:

@@ -98,6 +98,7 @@ class Guard:
     stall_timeout_s: float
 
 
+@functools.lru_cache(maxsize=8)  # a refusal's few messages: a flood of them costs no formatting
 def _unavailable(message: str) -> bytes:
     body = json.dumps({"error": {"kind": str(Kind.UNAVAILABLE), "message": message}}).encode()
     return (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\n"
@@ -119,17 +120,22 @@ class GuardedProtocol(HttpToolsProtocol):
         self.stall_mark = (0, 0)  # (body bytes received, answer bytes unsent) when the stall timer was armed
 
     def connection_made(self, transport) -> None:
-        super().connection_made(transport)
-        client = client_key(self.client[0] if self.client else None)
+        # the peer's address as asyncio took it at accept: a refused connection costs no system call
+        # nor uvicorn's bookkeeping (a flood of them is a client's loop against the API's one core)
+        peer = transport.get_extra_info("peername")
+        client = client_key(peer[0] if isinstance(peer, (tuple, list)) and peer else None)
         refusal = self.guard.limits.admit(client)
         if refusal is not None:  # closing stops reading: nothing of the request is parsed
             transport.write(_unavailable(refusal))
             transport.close()
             return
+        super().connection_made(transport)
         self.counted_as = client
         self.head_timer = self.loop.call_later(self.guard.head_timeout_s, self._reset)
 
     def connection_lost(self, exc) -> None:
+        if self.transport is None:  # refused as it opened: uvicorn never saw it
+            return
         if self.counted_as is not None:
             self.guard.limits.release(self.counted_as)
             self.counted_as = None

@@ -1,12 +1,15 @@
 """The HTTP edge, before any route: who is asking (401 at once without a valid token, before a body
 byte is read), how often (429 past the tenant's requests_per_second, or past ASCRUN_ANONYMOUS_RATE
 for one address's requests without a valid token), what the body may weigh (counted on the bytes as
-they arrive, chunked or not: 413 the moment the count passes the cap), and a job submission charged
+they arrive, chunked or not: 413 the moment the count passes the cap), how many body bytes a second
+the tenant makes the API read and parse (429 past its request_bytes_per_second: a declared length
+on the headers alone, a chunked body as it arrives), and a job submission charged
 to its tenant's launches_per_minute as it arrives, whatever then becomes of it (429 over it). A
 plain ASGI middleware: @app.middleware's BaseHTTPMiddleware cost about a third of the API server's
 CPU per launch. The connections under it are bounded by connections.py."""
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections import OrderedDict
@@ -50,22 +53,26 @@ def unauthorized(authorization: str) -> str:
 
 class TokenBuckets:
     """A token bucket per key, in this process (each API server counts its own): `rate` tokens a
-    second, holding at most BURST_S seconds of them; a request takes one or is refused. At most
-    `max_keys` buckets, the least recently used forgotten first."""
+    second, holding at most BURST_S seconds of them (or `least`, if more); a request takes `cost` or
+    is refused. At most `max_keys` buckets, the least recently used forgotten first."""
 
     def __init__(self, max_keys: int):
         self.max_keys = max_keys
         self._buckets: "OrderedDict[str, Tuple[float, float]]" = OrderedDict()  # key -> (tokens, when)
 
-    def take(self, key: str, rate: float) -> bool:
-        now = time.monotonic()
-        tokens, then = self._buckets.pop(key, (rate * BURST_S, now))
-        tokens = min(rate * BURST_S, tokens + (now - then) * rate)
-        taken = tokens >= 1
-        self._buckets[key] = (tokens - 1 if taken else tokens, now)
+    def take(self, key: str, rate: float, cost: float = 1, least: float = 0) -> bool:
+        return self.short(key, rate, cost, least) == 0
+
+    def short(self, key: str, rate: float, cost: float, least: float = 0) -> float:
+        """0 if `cost` was taken; else the seconds until the bucket holds it."""
+        now, full = time.monotonic(), max(rate * BURST_S, least)
+        tokens, then = self._buckets.pop(key, (full, now))
+        tokens = min(full, tokens + (now - then) * rate)
+        taken = tokens >= cost
+        self._buckets[key] = (tokens - cost if taken else tokens, now)
         if len(self._buckets) > self.max_keys:
             self._buckets.popitem(last=False)
-        return taken
+        return 0 if taken else (cost - tokens) / rate
 
 
 class Refused(Exception):
@@ -78,6 +85,7 @@ class Edge:
     def __init__(self, app, tenants: Tenants, settings: ServiceSettings, connection: aioredis.Redis):
         self.app, self.tenants, self.settings, self.connection = app, tenants, settings, connection
         self.tenant_requests = TokenBuckets(max_keys=max(1, tenants.count))
+        self.tenant_bytes = TokenBuckets(max_keys=max(1, tenants.count))
         self.anonymous_requests = TokenBuckets(max_keys=ANONYMOUS_CLIENTS)
 
     async def __call__(self, scope, receive, send):
@@ -86,6 +94,9 @@ class Edge:
         try:
             who = self._caller(scope)
             cap = self._body_cap(scope, who)
+            declared = _declared_length(scope)
+            if who is not None and cap is not None and declared:
+                self._charge_bytes(who, declared, f"request body of {declared} bytes")
             if who is not None and (scope["method"], scope["path"]) == SUBMISSION:
                 await self._meter(who)
         except Refused as refused:
@@ -98,7 +109,7 @@ class Edge:
             scope.setdefault("state", {})["tenant"] = who  # deps.tenant reads it: request.state.tenant
         if cap is None:
             return await self.app(scope, receive, send)
-        await self._capped(scope, receive, send, *cap)
+        await self._capped(scope, receive, send, *cap, None if declared else who)
 
     def _caller(self, scope) -> Optional[Tenant]:
         """The tenant of the Authorization header, its request counted; None on a public path without
@@ -127,11 +138,20 @@ class Edge:
         cap, whose = self.settings.max_request_bytes, "the service's"
         if who is not None and who.limits.max_request_bytes < cap:
             cap, whose = who.limits.max_request_bytes, "your"
-        length = next((v for k, v in scope["headers"] if k == b"content-length"), b"")
-        if length.isdigit() and int(length) > cap:
-            raise Refused(Kind.LIMIT, f"request body of {int(length)} bytes exceeds {whose} {cap}-byte limit "
+        length = _declared_length(scope)
+        if length is not None and length > cap:
+            raise Refused(Kind.LIMIT, f"request body of {length} bytes exceeds {whose} {cap}-byte limit "
                                       "(max_request_bytes)", 413)
         return cap, whose
+
+    def _charge_bytes(self, who: Tenant, count: int, what: str) -> None:
+        """Take `count` body bytes from the tenant's request_bytes_per_second, or refuse `what` (429)."""
+        rate = who.limits.request_bytes_per_second
+        wait_s = self.tenant_bytes.short(who.name, rate, count, least=who.limits.max_request_bytes)
+        if wait_s:
+            raise Refused(Kind.LIMIT, f"{what} is more than your request_bytes_per_second ({rate} bytes a second, "
+                                      f"in bursts of {BURST_S} s) leaves now", 429,
+                          {"Retry-After": str(max(1, math.ceil(wait_s)))})
 
     async def _meter(self, who: Tenant) -> None:
         """Charge the submission to the tenant's minute before anything reads or checks it."""
@@ -143,9 +163,10 @@ class Edge:
             raise Refused(Kind.LIMIT, f"more than {who.limits.launches_per_minute} launches this minute "
                                       "(launches_per_minute; refused ones count too)", 429)
 
-    async def _capped(self, scope, receive, send, cap: int, whose: str) -> None:
-        """The app, with the body's bytes counted as they arrive: past `cap`, the 413 goes out at
-        once, the app reads a disconnect and whatever it answers then is dropped."""
+    async def _capped(self, scope, receive, send, cap: int, whose: str, charged: Optional[Tenant]) -> None:
+        """The app, with the body's bytes counted as they arrive (and charged to `charged`'s
+        request_bytes_per_second): past `cap` or the rate, the refusal goes out at once, the app
+        reads a disconnect and whatever it answers then is dropped."""
         received, refused = 0, False
 
         async def counted_receive():
@@ -154,11 +175,21 @@ class Edge:
                 return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
-                received += len(message.get("body", b""))
+                size = len(message.get("body", b""))
+                received += size
+                refusal = None
                 if received > cap:
+                    refusal = error_response(Kind.LIMIT, f"request body exceeds {whose} {cap}-byte limit "
+                                                         "(max_request_bytes)", 413)
+                elif charged is not None and size:
+                    try:
+                        self._charge_bytes(charged, size, "request body")
+                    except Refused as e:
+                        refusal = error_response(e.kind, e.message, e.status)
+                        refusal.headers.update(e.headers)
+                if refusal is not None:
                     refused = True
-                    await _refuse(error_response(Kind.LIMIT, f"request body exceeds {whose} {cap}-byte limit "
-                                                             "(max_request_bytes)", 413), scope, receive, send)
+                    await _refuse(refusal, scope, receive, send)
                     return {"type": "http.disconnect"}
             return message
 
@@ -173,3 +204,9 @@ async def _refuse(response: Response, scope, receive, send) -> None:
     """The refusal, on a connection closed after it: the body left unread is not drained."""
     response.headers["Connection"] = "close"
     await response(scope, receive, send)
+
+
+def _declared_length(scope) -> Optional[int]:
+    """The body's Content-Length, if the request declares one."""
+    length = next((v for k, v in scope["headers"] if k == b"content-length"), b"")
+    return int(length) if length.isdigit() else None

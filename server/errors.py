@@ -4,7 +4,7 @@ kind's in ascrun.compiler.errors.KINDS unless a refusal says a more exact one: 4
 (a size cap, a rate or quota; the message names it), 503 Redis or workers unavailable, 507 Redis is full."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Dict, Optional
 
 import redis
 import redis.asyncio as aioredis
@@ -25,9 +25,11 @@ HTTP_KINDS = {**{KINDS[kind].status: kind for kind in (Kind.UNAUTHORIZED, Kind.N
 
 
 class ApiError(Exception):
-    def __init__(self, kind: Kind, message: str, status: Optional[int] = None, **details):
+    def __init__(self, kind: Kind, message: str, status: Optional[int] = None,
+                 headers: Optional[Dict[str, str]] = None, **details):
         super().__init__(message)
         self.kind, self.message, self.status, self.details = kind, message, status, details
+        self.headers = headers or {}
 
 
 def error_response(kind: Kind, message: str, status: Optional[int] = None, **details) -> JSONResponse:
@@ -57,7 +59,9 @@ def handle_errors(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError):
         await count_refusal(request, exc.kind, exc.message)
-        return error_response(exc.kind, exc.message, exc.status, **exc.details)
+        response = error_response(exc.kind, exc.message, exc.status, **exc.details)
+        response.headers.update(exc.headers)
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError):

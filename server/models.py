@@ -5,7 +5,6 @@ import binascii
 import math
 from typing import Annotated, Any, Dict, List, Literal, Optional, Union
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 from pydantic_core import PydanticCustomError
 
@@ -13,7 +12,7 @@ from ..compiler import benchmark as bench, structs
 from ..compiler.targets import NAMES as TARGETS
 from ..compiler.targets.contract import BOUNDS, HAZARDS
 from ..job_status import JobStatus
-from ..launch_checks import SCALAR_DTYPES, TENSOR_DTYPES, scalar_problem
+from ..launch_checks import SCALAR_DTYPES, TENSOR_DTYPES, scalar_problem, storage_dtype
 from .store.jobs import INLINE_BYTES
 
 Digest = str  # lowercase hex sha256
@@ -98,7 +97,7 @@ class TensorArg(Strict):
 
     @property
     def nbytes(self) -> int:
-        return math.prod(self.shape) * np.dtype(self.dtype).itemsize
+        return math.prod(self.shape) * storage_dtype(self.dtype).itemsize
 
     @property
     def raw(self) -> Optional[bytes]:

@@ -45,6 +45,13 @@ class Limits:
     launches_per_minute: int = 1200
     # every request of this tenant, whatever its answer, in the API server (edge.py): bursts of BURST_S
     requests_per_second: int = 200
+    # the body bytes a second of its requests that the API reads and parses (all but blob uploads,
+    # which their route bounds), counted as they arrive, in bursts of BURST_S (at least one body of
+    # max_request_bytes): parsing is the API's single core, shared by every tenant
+    request_bytes_per_second: int = 8 << 20
+    # the CPU its bundle checks may take in the check pool (server/bundle_checks.py), which every
+    # tenant's checks share: charged as each check ends, a check refused (429) while the minute's is spent
+    check_seconds_per_minute: int = 10
     max_core_num: int = 256
     max_bundle_bytes: int = 1 << 20
 

@@ -4,6 +4,7 @@ import hashlib
 import importlib.util
 import itertools
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -253,6 +254,24 @@ def redis_url(tmp_path_factory):
 # what a fault past a tensor's end adds (runtime core/tensor.h): how to run on as the device does
 PAST_THE_END = (' (a device would go on past the end: bounds="warn", --ascrun-bounds warn or --bounds warn, runs on '
                 'as it does)')
+
+_SITE = re.compile(r"/[^\n]+?\.py:[1-9][0-9]*: ")
+
+
+def kernel_line(module, text: str, after: str = "") -> str:
+    """"<file>:<line>" of the first line of `module`'s file (or the file `module`) holding `text`
+    (below the first holding `after`): where a kernel's message says it is."""
+    path = Path(getattr(module, "__file__", module))
+    lines = path.read_text().splitlines()
+    start = next(i for i, ln in enumerate(lines) if after in ln)
+    return f"{path}:{next(i for i, ln in enumerate(lines[start:], start + 1) if text in ln)}"
+
+
+def unsited(message: str) -> str:
+    """A kernel's runtime fault or warning without the "<kernel file>:<line>: " it begins with: for
+    the tests of what a message says (the sites are tests/test_python_lines.py's)."""
+    assert _SITE.match(message), f"no kernel site at the start of {message!r}"
+    return message[_SITE.match(message).end():]
 
 
 # The pool's liveness in every stack the tests start (compiler/settings.py; production: beats every

@@ -16,7 +16,7 @@ from ascrun.bench import (Baseline, Gates, GateFailed, MarkedBenchmark, baseline
 from ascrun.compiler.benchmark import BenchmarkBug, Policy, RunResult, job_policy, measure, stop_rule, summarize
 from ascrun.service.submission import submission
 from ascrun_cli import ascrun as ascrun_cli
-from conftest import ROOT
+from conftest import ROOT, kernel_line
 from hazards import vadd_sync_kernel
 
 pytestmark = pytest.mark.unit
@@ -412,8 +412,10 @@ def test_cli_bench_applies_the_hazards_policy_as_launch_does(service, tmp_path):
     benched = _tile_cli(service, tmp_path, "bench", 0, "--hazards", "fault", "--baseline", baseline,
                         "--update-baseline")
     assert (benched.returncode, launched.returncode) == (1, 1)
-    race = ("block 0: V Add reads UB [0x0, 0x1000) written by MTE2 DataCopy(GM->UB) with no MTE2->V flag between "
-            "them (hazards=\"fault\")")
+    add, copy_x = (kernel_line(ROOT / "tests/kernels/hazards.py", text, after="def vadd_tile_kernel")
+                   for text in ("asc.add(", "asc.data_copy(x_local"))
+    race = (f"{add}: block 0: V Add reads UB [0x0, 0x1000) written by MTE2 DataCopy(GM->UB) at {copy_x} with no "
+            "MTE2->V flag between them (hazards=\"fault\")")
     assert _without_job_ids(benched.stderr).splitlines() == [
         f"ascrun: vadd_tile_kernel x1 on cpu: job ID failed: runtime_error: {race}"]
     assert _without_job_ids(benched.stderr) == _without_job_ids(launched.stderr)
@@ -425,8 +427,9 @@ def test_cli_bench_applies_the_hazards_policy_as_launch_does(service, tmp_path):
                         10**6, "--json")
     assert (launched.returncode, benched.returncode) == (0, 1), benched.stderr
     warnings = [line for line in launched.stderr.splitlines() if line.startswith("ascrun: warning: ")]
-    assert warnings and warnings[0].startswith("ascrun: warning: block 0: V Add reads UB [0x0, 0x1000) written by "
-                                               "MTE2 DataCopy(GM->UB) with no MTE2->V flag between them")
+    assert warnings and warnings[0].startswith(f"ascrun: warning: {add}: block 0: V Add reads UB [0x0, 0x1000) "
+                                               f"written by MTE2 DataCopy(GM->UB) at {copy_x} with no MTE2->V flag "
+                                               "between them")
     report = json.loads(benched.stdout)  # --json: the warnings are in the report, as launch's
     assert report["hazards"] == 3 and report["gates"]["passed"] == []
     assert report["warnings"] == [line.removeprefix("ascrun: warning: ") for line in warnings]

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from ascrun_cli import PYASC_STYLE, ascrun
-from conftest import PAST_THE_END
+from conftest import PAST_THE_END, kernel_line
 
 pytestmark = pytest.mark.unit
 
@@ -113,7 +113,9 @@ def test_kernel_failure_exits_1(service, inputs):
     out = ascrun("launch", "--url", service.url, VADD, "--cores", 16, *[f"--arg={a}=@{folder / 'x.npy'}" for a in "xyz"],
                  "--arg", "BLOCK_LENGTH=63", "--arg", "BUFFER_NUM=1", "--arg", "TILE_LENGTH=8", "--arg", "TILE_NUM=8")
     assert out.returncode == 1
-    assert re.fullmatch(r"ascrun: vadd_kernel x16 on cpu: job [0-9a-f]{32} failed: runtime_error: block 15: "
+    site = kernel_line(PYASC_STYLE / "test_vadd.py", "asc.data_copy(x_local")
+    assert re.fullmatch(r"ascrun: vadd_kernel x16 on cpu: job [0-9a-f]{32} failed: runtime_error: " + re.escape(site) +
+                        r": block 15: "
                         r"DataCopy\(GM->UB\): elements \[993, 1001\) of tensor argument 'x' are outside its 1000 "
                         r"elements" + re.escape(PAST_THE_END) + r"\n", out.stderr)
 

@@ -19,9 +19,11 @@ from conftest import Service
 pytestmark = pytest.mark.service
 
 TOKENS = {"capped": "capped-secret-token", "metered": "metered-secret-token", "heavy": "heavy-secret-token",
-          "other": "other-secret-token"}
-LIMITS = {"capped": {"max_request_bytes": 1 << 20}, "metered": {"launches_per_minute": 1}}
+          "other": "other-secret-token", "parsed": "parsed-secret-token", "checked": "checked-secret-token"}
 MiB = 1 << 20
+LIMITS = {"capped": {"max_request_bytes": 1 << 20}, "metered": {"launches_per_minute": 1},
+          "parsed": {"request_bytes_per_second": 64 << 10, "max_request_bytes": MiB},  # a bucket of 1 MiB
+          "checked": {"check_seconds_per_minute": 1}}
 
 
 @pytest.fixture(scope="module")
@@ -127,6 +129,32 @@ def _await_a_fresh_minute():
         time.sleep(60 - time.time() % 60)
 
 
+def test_a_tenants_body_bytes_are_rated_before_they_are_parsed(pool):
+    """Megabytes of junk options are refused (422) only once parsed: past its request_bytes_per_second,
+    a tenant's next body is refused on its declared length, a chunked one as it arrives; another
+    tenant's body of the same weight is parsed meanwhile."""
+    rate = LIMITS["parsed"]["request_bytes_per_second"]
+    junk = json.dumps({**_job(HEAD + "    pass\n"), "options": {"junk": "x" * (300 << 10)}}).encode()
+    headers = {"Content-Type": "application/json"}
+    start, answers = time.monotonic(), []
+    while len(answers) < 10 and (not answers or answers[-1].status_code == 422):
+        answers.append(httpx.post(f"{pool.url}/v1/jobs", content=junk, headers={**headers, **_auth("parsed")}))
+    parsed = len(answers) - 1
+    assert parsed * len(junk) <= MiB + rate * (time.monotonic() - start)  # the bucket, and what came into it
+    refused = answers[-1]
+    assert refused.status_code == 429, refused.text
+    assert refused.json()["error"] == {"kind": "limit", "message": (
+        f"request body of {len(junk)} bytes is more than your request_bytes_per_second ({rate} bytes a second, "
+        "in bursts of 5 s) leaves now")}
+    assert int(refused.headers["Retry-After"]) >= 1
+    other = httpx.post(f"{pool.url}/v1/jobs", content=junk, headers={**headers, **_auth("other")})
+    assert other.status_code == 422 and "options.junk: Extra inputs are not permitted" in other.text
+    answer, sent = _send_chunked(pool.url, "/v1/jobs", _auth("parsed"), 64 * MiB)
+    assert answer.startswith("HTTP/1.1 429"), answer
+    assert f"request body is more than your request_bytes_per_second ({rate} bytes a second" in answer
+    assert sent < 16 * MiB
+
+
 def test_a_refused_submission_counts_against_the_rate(pool):
     _await_a_fresh_minute()
     refused = httpx.post(f"{pool.url}/v1/jobs", json=_job(ATTACK), headers=_auth("metered"), timeout=60)
@@ -168,3 +196,20 @@ def test_heavy_checks_run_outside_the_api_and_behind_their_tenants_own(pool):
         assert answer.status_code == 422 and "reads 'undefined_name'" in answer.json()["error"]["message"]
     assert other_done < done[count // 2]  # not behind the heavy tenant's queue: beside its one check at a time
     assert cpu < count * cost / 2  # the checks ran elsewhere
+
+
+def test_a_tenants_bundle_checks_are_charged_their_cpu(pool):
+    """Heavy bundles cost the check pool's CPU, which every tenant's checks share: past its
+    check_seconds_per_minute, a tenant's next check is refused before it runs (429, with when to come
+    back), while another tenant's heavy bundle is checked."""
+    answers = []
+    while len(answers) < 60 and (not answers or answers[-1].status_code == 422):
+        answers.append(httpx.post(f"{pool.url}/v1/jobs", json=_job(_heavy(1000 + len(answers))),
+                                  headers=_auth("checked"), timeout=60))
+    refused = answers[-1]
+    assert refused.status_code == 429, refused.text
+    assert refused.json()["error"] == {"kind": "limit", "message": (
+        "your bundle checks took more than 1 s of CPU this minute (check_seconds_per_minute)")}
+    assert int(refused.headers["Retry-After"]) >= 1
+    other = httpx.post(f"{pool.url}/v1/jobs", json=_job(_heavy(999)), headers=_auth("other"), timeout=60)
+    assert other.status_code == 422 and "reads 'undefined_name'" in other.json()["error"]["message"]

@@ -8,11 +8,12 @@ import sys
 import pytest
 
 from ascrun_cli import NO_NPU_NOTICE, NO_SIM_NOTICE, PYASC_STYLE, ascrun, launch_line
-from conftest import PAST_THE_END, ROOT
+from conftest import PAST_THE_END, ROOT, kernel_line
 
 pytestmark = pytest.mark.service
 
-OVERRUN = ("block 15: DataCopy(GM->UB): elements [993, 1001) of tensor argument 'x' are outside its 1000 "
+OVERRUN = (f"{kernel_line(PYASC_STYLE / 'test_vadd.py', 'asc.data_copy(x_local')}: "
+           "block 15: DataCopy(GM->UB): elements [993, 1001) of tensor argument 'x' are outside its 1000 "
            "elements" + PAST_THE_END)
 
 

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 
 import ascrun
+from conftest import kernel_line
+from kernels import hazards
 from kernels.hazards import scalar_read_kernel, vadd_sync_kernel
 
 pytestmark = pytest.mark.kernel
@@ -39,12 +41,39 @@ def failure(**variant) -> ascrun.KernelError:
     return info.value
 
 
-RACE_X = "block 0: V Add reads UB [0x0, 0x200) written by MTE2 DataCopy(GM->UB) with no MTE2->V flag between them"
-WAR_X = "block 0: MTE2 DataCopy(GM->UB) writes UB [0x0, 0x200) read by V Add with no V->MTE2 flag between them"
-RAW_Z = "block 0: MTE3 DataCopy(UB->GM) reads UB [0x800, 0xa00) written by V Add with no V->MTE3 flag between them"
-WAR_Z = "block 0: V Add writes UB [0x800, 0xa00) read by MTE3 DataCopy(UB->GM) with no MTE3->V flag between them"
+# Where the messages say each call of the vadd_sync_kernel is (its non-pipelined form).
+COPY_X, COPY_Y, ADD, COPY_Z = (kernel_line(hazards, text) for text in (
+    "asc.data_copy(x_local[", "asc.data_copy(y_local[", "asc.add(z_local", "asc.data_copy(z_gm["))
+SET_MTE2_V, WAIT_MTE2_V, SET_V_MTE3, WAIT_V_MTE3 = (
+    kernel_line(hazards, f"asc.{call}(asc.HardEvent.{event}, buf_id)")
+    for call, event in (("set_flag", "MTE2_V"), ("wait_flag", "MTE2_V"), ("set_flag", "V_MTE3"),
+                        ("wait_flag", "V_MTE3")))
+SET_MTE3_MTE2 = kernel_line(hazards, "asc.set_flag(asc.HardEvent.MTE3_MTE2, buf_id)", after="if drop != 5")
+WAIT_MTE3_MTE2 = kernel_line(hazards, "asc.wait_flag(asc.HardEvent.MTE3_MTE2, buf_id)", after="if drop != 6")
+
+RACE_X = (f"{ADD}: block 0: V Add reads UB [0x0, 0x200) written by MTE2 DataCopy(GM->UB) at {COPY_X} with no MTE2->V "
+          "flag between them")
+RACE_Y = (f"{ADD}: block 0: V Add reads UB [0x400, 0x600) written by MTE2 DataCopy(GM->UB) at {COPY_Y} with no "
+          "MTE2->V flag between them")
+WAR_X = (f"{COPY_X}: block 0: MTE2 DataCopy(GM->UB) writes UB [0x0, 0x200) read by V Add at {ADD} with no V->MTE2 "
+         "flag between them")
+WAR_Y = (f"{COPY_Y}: block 0: MTE2 DataCopy(GM->UB) writes UB [0x400, 0x600) read by V Add at {ADD} with no V->MTE2 "
+         "flag between them")
+RAW_Z = (f"{COPY_Z}: block 0: MTE3 DataCopy(UB->GM) reads UB [0x800, 0xa00) written by V Add at {ADD} with no "
+         "V->MTE3 flag between them")
+WAR_Z = (f"{ADD}: block 0: V Add writes UB [0x800, 0xa00) read by MTE3 DataCopy(UB->GM) at {COPY_Z} with no MTE3->V "
+         "flag between them")
 HANG = "(the device would hang)"
-TWICE = "set twice without a WaitFlag in between (undefined behaviour on the device; a later PipeBarrier would hang)"
+
+
+def twice(set_flag: str) -> str:
+    return (f"set twice without a WaitFlag in between (first set at {set_flag}; undefined behaviour on the device; a "
+            "later PipeBarrier would hang)")
+
+
+def second_wait(wait_flag: str, event: str) -> str:
+    return (f"{wait_flag}: block 0: WaitFlag<HardEvent::{event}>(0): a second WaitFlag while the first at {wait_flag} "
+            f"still waits for its SetFlag {HANG}")
 
 
 def test_the_tutorial_as_written_has_no_hazards_and_a_serial_timeline():
@@ -60,17 +89,16 @@ def test_the_tutorial_as_written_has_no_hazards_and_a_serial_timeline():
 
 
 # The six set_flag/wait_flag calls of the loop body, each left out in turn.
+# (Each race is counted by its two calls: x's and y's copy are two.)
 @pytest.mark.parametrize("drop, error, warnings", [
-    (1, f"block 0: WaitFlag<HardEvent::MTE2_V>(0): a second WaitFlag while the first still waits for its SetFlag {HANG}",
-     []),
-    (2, f"block 0: SetFlag<HardEvent::MTE2_V>(0): {TWICE}", [f"{RACE_X} (4 times; the first shown)"]),
-    (3, f"block 0: WaitFlag<HardEvent::V_MTE3>(0): a second WaitFlag while the first still waits for its SetFlag {HANG}",
-     []),
-    (4, f"block 0: SetFlag<HardEvent::V_MTE3>(0): {TWICE}",
-     [f"{RAW_Z} (2 times; the first shown)", f"{WAR_X} (2 times; the first shown)"]),
-    (5, f"block 0: WaitFlag<HardEvent::MTE3_MTE2>(0): a second WaitFlag while the first still waits for its SetFlag "
-        f"{HANG}", []),
-    (6, f"block 0: SetFlag<HardEvent::MTE3_MTE2>(0): {TWICE}", [f"{WAR_X} (2 times; the first shown)", WAR_Z]),
+    (1, second_wait(WAIT_MTE2_V, "MTE2_V"), []),
+    (2, f"{SET_MTE2_V}: block 0: SetFlag<HardEvent::MTE2_V>(0): {twice(SET_MTE2_V)}",
+     [f"{RACE_X} (2 times; the first shown)", f"{RACE_Y} (2 times; the first shown)"]),
+    (3, second_wait(WAIT_V_MTE3, "V_MTE3"), []),
+    (4, f"{SET_V_MTE3}: block 0: SetFlag<HardEvent::V_MTE3>(0): {twice(SET_V_MTE3)}",
+     [f"{RAW_Z} (2 times; the first shown)", WAR_X, WAR_Y]),
+    (5, second_wait(WAIT_MTE3_MTE2, "MTE3_MTE2"), []),
+    (6, f"{SET_MTE3_MTE2}: block 0: SetFlag<HardEvent::MTE3_MTE2>(0): {twice(SET_MTE3_MTE2)}", [WAR_X, WAR_Y, WAR_Z]),
 ])
 def test_each_flag_left_out_is_reported(drop, error, warnings):
     e = failure(drop=drop)
@@ -81,7 +109,7 @@ def test_each_flag_left_out_is_reported(drop, error, warnings):
 def test_hazards_fault_stops_at_the_first_race_and_off_reports_none():
     assert str(failure(drop=2, hazards="fault")) == RACE_X + ' (hazards="fault")'
     quiet = failure(drop=2, hazards="off")
-    assert str(quiet) == f"block 0: SetFlag<HardEvent::MTE2_V>(0): {TWICE}"
+    assert str(quiet) == f"{SET_MTE2_V}: block 0: SetFlag<HardEvent::MTE2_V>(0): {twice(SET_MTE2_V)}"
     assert quiet.warnings == []
 
 
@@ -89,21 +117,24 @@ def test_a_wait_on_the_wrong_event_id_is_a_deadlock():
     # V waits for ID 1 while MTE2 sets ID 0: V's add, hence MTE3's copy-out, hence MTE2's next
     # copy-in (its MTE3->MTE2 wait) all wait for the SetFlag of ID 1 that MTE2 issues after them
     assert str(failure(wrong_id=1)) == (
-        "block 0: SetFlag<HardEvent::MTE2_V>(1) is never reached: MTE2 runs it only after the "
-        "WaitFlag<HardEvent::MTE2_V>(1) on V that waits for it (through the flags between the pipes: a deadlock, "
-        "the device would hang)")
+        f"{SET_MTE2_V}: block 0: SetFlag<HardEvent::MTE2_V>(1) is never reached: MTE2 runs it only after the "
+        f"WaitFlag<HardEvent::MTE2_V>(1) at {kernel_line(hazards, 'MTE2_V, 1 - buf_id)')} on V that waits for it "
+        "(through the flags between the pipes: a deadlock, the device would hang)")
 
 
 def test_a_set_flag_never_waited_for_is_reported():
     assert launch(extra_set=1).warnings == [
-        "block 0: SetFlag<HardEvent::MTE3_MTE2>(0) is never waited for: no WaitFlag<HardEvent::MTE3_MTE2>(0) follows "
-        "it before the kernel ends"]
+        f"{kernel_line(hazards, 'asc.set_flag(asc.HardEvent.MTE3_MTE2, 0)')}: block 0: "
+        "SetFlag<HardEvent::MTE3_MTE2>(0) is never waited for: no WaitFlag<HardEvent::MTE3_MTE2>(0) follows it "
+        "before the kernel ends"]
 
 
 def test_a_scalar_read_needs_a_flag_after_the_vector_write():
     x = np.arange(64, dtype=np.float32)
-    for synced, warnings in ((0, ["block 0: S GetValue reads UB [0x0, 0x4) written by V Adds with no V->S flag "
-                                  "between them"]), (1, [])):
+    get_value = kernel_line(hazards, "x_local.get_value(0)")
+    adds = kernel_line(hazards, "asc.adds(x_local")
+    for synced, warnings in ((0, [f"{get_value}: block 0: S GetValue reads UB [0x0, 0x4) written by V Adds at {adds} "
+                                  "with no V->S flag between them"]), (1, [])):
         out = np.zeros(64, np.float32)
         result = ascrun.run_local(scalar_read_kernel, 1, x, out, 64, synced)
         assert out[0] == 1.0

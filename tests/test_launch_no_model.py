@@ -15,10 +15,13 @@ import pytest
 import ascrun
 from ascrun.service.submission import submission
 from ascrun_cli import ascrun as ascrun_cli
+from conftest import kernel_line
+from kernels import hazards
 from kernels.hazards import vadd_sync_kernel
 
 BLOCK = 2048  # floats per block
-RACE_X = "block 0: V Add reads UB [0x0, 0x200) written by MTE2 DataCopy(GM->UB) with no MTE2->V flag between them"
+RACE_X = (f"{kernel_line(hazards, 'asc.add(z_local')}: block 0: V Add reads UB [0x0, 0x200) written by MTE2 "
+          f"DataCopy(GM->UB) at {kernel_line(hazards, 'asc.data_copy(x_local[')} with no MTE2->V flag between them")
 KERNEL_FILE = f"{vadd_sync_kernel.fn.__code__.co_filename}::vadd_sync_kernel"
 
 

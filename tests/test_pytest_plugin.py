@@ -10,11 +10,12 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from ascrun_cli import NO_NPU_NOTICE, NO_SIM_NOTICE, PYASC_STYLE
-from conftest import PAST_THE_END, ROOT, _free_port
+from conftest import PAST_THE_END, ROOT, _free_port, kernel_line
 
 pytestmark = pytest.mark.service
 
-OVERRUN = ("block 15: DataCopy(GM->UB): elements [993, 1001) of tensor argument 'x' are outside its 1000 "
+OVERRUN = (f"{kernel_line(PYASC_STYLE / 'test_vadd.py', 'asc.data_copy(x_local')}: "
+           "block 15: DataCopy(GM->UB): elements [993, 1001) of tensor argument 'x' are outside its 1000 "
            "elements" + PAST_THE_END)
 
 

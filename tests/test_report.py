@@ -17,7 +17,7 @@ import pytest
 import ascrun
 import report as rk
 from ascrun_cli import PYASC_STYLE, ascrun as ascrun_cmd
-from conftest import PAST_THE_END, ROOT
+from conftest import PAST_THE_END, ROOT, kernel_line, unsited
 
 pytestmark = pytest.mark.kernel
 
@@ -134,7 +134,7 @@ def test_what_the_device_does_not_define_faults(mode, message):
     with pytest.raises(ascrun.KernelError) as e:
         ascrun.run_local(rk.print_kernel, 1, x, h, k, N, mode, 0, 1.5)
     assert e.value.kind == "runtime_error"
-    assert str(e.value) == f"block 0: {message}"
+    assert unsited(str(e.value)) == f"block 0: {message}"
     # what the block printed before it faulted comes with the error
     assert e.value.log == ("[AIV Block 0/1] about to fail\n" if mode == 4 else "")
 
@@ -156,8 +156,9 @@ def test_a_dump_over_30_kb_prints_nothing(n, printed):
         assert result.warnings == []
     else:
         assert result.log == ""
-        assert result.warnings == [f"block 0: DumpTensor: desc=11: {n} elements ({n * 4} bytes) exceed the 30720 bytes "
-                                   "one dump may print: nothing printed, as on the device"]
+        assert [unsited(w) for w in result.warnings] == [
+            f"block 0: DumpTensor: desc=11: {n} elements ({n * 4} bytes) exceed the 30720 bytes one dump may print: "
+            "nothing printed, as on the device"]
 
 
 # --- DataCopy's count form ------------------------------------------------------------------------
@@ -184,9 +185,9 @@ def test_count_form_moves_whole_32_byte_blocks(dtype, count_in, count_ub, count_
     expected[:moved["out"]] = c[:moved["out"]]
     result = ascrun.run_local(rk.copy_count_kernel, 1, x, z, 64, count_in, count_ub, count_out)
     np.testing.assert_array_equal(z, expected)
-    assert result.warnings == [_moved(api, count, size) for api, count in
-                               (("DataCopy(GM->UB)", count_in), ("DataCopy(UB->UB)", count_ub),
-                                ("DataCopy(UB->GM)", count_out)) if count * size % 32]
+    assert [unsited(w) for w in result.warnings] == [
+        _moved(api, count, size) for api, count in (("DataCopy(GM->UB)", count_in), ("DataCopy(UB->UB)", count_ub),
+                                                    ("DataCopy(UB->GM)", count_out)) if count * size % 32]
 
 
 # --- the bounds policy ------------------------------------------------------------------------------
@@ -215,7 +216,7 @@ def test_bounds_warn_runs_a_kernel_that_overruns_gm_and_ub():
     z = np.zeros_like(x)
     result = ascrun.run_local(rk.overrun_kernel, 16, x, z, 64, 32, 0, 0, bounds="warn")
     np.testing.assert_array_equal(z, x + x)  # the guard zone's part was dropped, the rest is right
-    assert result.warnings == OVERRUN_WARNINGS
+    assert [unsited(w) for w in result.warnings] == OVERRUN_WARNINGS
 
 
 def test_bounds_fault_faults_on_the_same_kernel():
@@ -223,11 +224,12 @@ def test_bounds_fault_faults_on_the_same_kernel():
     with pytest.raises(ascrun.KernelError) as e:
         ascrun.run_local(rk.overrun_kernel, 16, x, np.zeros_like(x), 64, 32, 0, 0)
     assert re.fullmatch(r"block \d+: DataCopy\(GM->UB\): dst: 64 elements from UB offset 0x0 exceed the "
-                        r"LocalTensor's 32 elements", str(e.value))
+                        r"LocalTensor's 32 elements", unsited(str(e.value)))
     with pytest.raises(ascrun.KernelError) as e:  # LocalTensors large enough: only the GM overrun is left
         ascrun.run_local(rk.overrun_kernel, 16, x, np.zeros_like(x), 64, 64, 0, 0, bounds="fault")
-    assert str(e.value) == ("block 15: DataCopy(GM->UB): elements [960, 1024) of tensor argument 'x' are outside its "
-                            "1000 elements" + PAST_THE_END)
+    message = unsited(str(e.value))
+    assert message == ("block 15: DataCopy(GM->UB): elements [960, 1024) of tensor argument 'x' are outside its "
+                       "1000 elements" + PAST_THE_END)
 
 
 def test_bounds_warn_in_range_has_no_warnings_and_the_same_artifact():
@@ -247,12 +249,13 @@ def test_bounds_warn_element_access_past_a_local_tensor():
     z = np.zeros_like(x)
     result = ascrun.run_local(rk.overrun_kernel, 1, x, z, 64, 32, 0, 40, bounds="warn")
     assert z[1] == x[40]
-    assert result.warnings[-1] == ("block 0: LocalTensor<float>::GetValue(0): the index is outside the tensor's 0 "
-                                   f"elements (UB offset 0xa0){WARN_UB}")
+    assert unsited(result.warnings[-1]) == ("block 0: LocalTensor<float>::GetValue(0): the index is outside the "
+                                            f"tensor's 0 elements (UB offset 0xa0){WARN_UB}")
     with pytest.raises(ascrun.KernelError) as e:
         ascrun.run_local(rk.overrun_kernel, 1, x, z, 64, 64, 0, 70)
-    assert str(e.value) == ("block 0: LocalTensor<float>[70]: the offset is past the end of the tensor's 64 elements "
-                            "(UB offset 0x0)")
+    message = unsited(str(e.value))
+    assert message == ("block 0: LocalTensor<float>[70]: the offset is past the end of the tensor's 64 elements "
+                       "(UB offset 0x0)")
 
 
 @pytest.mark.parametrize("cores, tile, half, skip, message", [
@@ -270,7 +273,7 @@ def test_bounds_warn_still_faults_outside_the_guard_and_the_unified_buffer(cores
     x = np.ones(1000, np.float32)
     with pytest.raises(ascrun.KernelError) as e:
         ascrun.run_local(rk.overrun_kernel, cores, x, np.zeros_like(x), tile, half, skip, 0, bounds="warn")
-    assert str(e.value) == message
+    assert unsited(str(e.value)) == message
 
 
 def test_unknown_bounds_is_a_clear_error():
@@ -302,7 +305,7 @@ def test_service_bounds_warn_through_client_async_and_remote(client, service):
     z = np.zeros_like(x)
     result = client.launch(rk.overrun_kernel, 16, x, z, 64, 32, 0, 0, bounds="warn")
     np.testing.assert_array_equal(z, x + x)
-    assert result.warnings == OVERRUN_WARNINGS
+    assert [unsited(w) for w in result.warnings] == OVERRUN_WARNINGS
     assert httpx.get(f"{client.url}/v1/jobs/{result.job_id}").json()["bounds"] == "warn"
 
     async def main():
@@ -313,14 +316,15 @@ def test_service_bounds_warn_through_client_async_and_remote(client, service):
 
     z2, got = asyncio.run(main())
     np.testing.assert_array_equal(z2, x + x)
-    assert got.warnings == OVERRUN_WARNINGS
+    assert [unsited(w) for w in got.warnings] == OVERRUN_WARNINGS
 
     z3 = np.zeros_like(x)
-    assert ascrun.remote(rk.overrun_kernel, client, bounds="warn")[16](x, z3, 64, 32, 0, 0).warnings == OVERRUN_WARNINGS
+    remote = ascrun.remote(rk.overrun_kernel, client, bounds="warn")[16](x, z3, 64, 32, 0, 0)
+    assert [unsited(w) for w in remote.warnings] == OVERRUN_WARNINGS
     np.testing.assert_array_equal(z3, x + x)
     with pytest.raises(ascrun.KernelError) as e:
         client.launch(rk.overrun_kernel, 16, x, np.zeros_like(x), 64, 64, 0, 0)
-    assert str(e.value).startswith("block 15: DataCopy(GM->UB): elements [960, 1024) of tensor argument 'x'")
+    assert unsited(str(e.value)).startswith("block 15: DataCopy(GM->UB): elements [960, 1024) of tensor argument 'x'")
 
 
 @pytest.mark.service
@@ -328,7 +332,8 @@ def test_service_failure_carries_the_log(client):
     x, h, k = print_inputs(1)
     with pytest.raises(ascrun.KernelError) as e:
         client.launch(rk.print_kernel, 1, x, h, k, N, 4, 0, 1.5)
-    assert str(e.value) == r'block 0: printf("%d %d\n"): more conversions than the 1 arguments'
+    printf = kernel_line(rk, 'asc.printf("%d %d')
+    assert str(e.value) == printf + r': block 0: printf("%d %d\n"): more conversions than the 1 arguments'
     assert e.value.log == "[AIV Block 0/1] about to fail\n"
 
 
@@ -384,19 +389,21 @@ def test_cli_bounds_flag(service, tmp_path):
     assert faulted.returncode == 1 and "exceed the LocalTensor's 32 elements" in faulted.stderr
     warned = ascrun_cmd(*args, "--bounds", "warn")
     assert warned.returncode == 0
-    assert warned.stderr.splitlines() == [f"ascrun: warning: {w}" for w in OVERRUN_WARNINGS]
+    assert [unsited(w.removeprefix("ascrun: warning: ")) for w in warned.stderr.splitlines()] == OVERRUN_WARNINGS
     np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), x + x)
     job = re.search(r"job ([0-9a-f]{32})", warned.stdout).group(1)
     shown = ascrun_cmd("show", job, "--url", service.url).stdout.splitlines()
-    assert "bounds    warn" in shown and f"warning   {OVERRUN_WARNINGS[-1]}" in shown
+    assert "bounds    warn" in shown
+    assert OVERRUN_WARNINGS[-1] in [unsited(w.removeprefix("warning   ")) for w in shown if w.startswith("warning")]
     bad = ascrun_cmd(*args, "--bounds", "ignore")
     assert bad.returncode == 2 and "argument --bounds: invalid choice: 'ignore'" in bad.stderr
 
     # exec: pyasc's own overrunning tiling (1000 elements on 16 cores) passes its assert with warn
     script = ascrun_cmd("exec", "--bounds", "warn", "--url", service.url, PYASC_STYLE / "overrun.py")
     assert script.returncode == 0, script.stderr
-    assert (f"ascrun: warning: block 15: DataCopy(GM->UB): elements [993, 1001) of tensor argument 'x' are outside "
-            f"its 1000 elements{WARN_READ} (2 times; the first shown)") in script.stderr.splitlines()
+    copy_in = kernel_line(PYASC_STYLE / "test_vadd.py", "asc.data_copy(x_local")
+    assert (f"ascrun: warning: {copy_in}: block 15: DataCopy(GM->UB): elements [993, 1001) of tensor argument 'x' are "
+            f"outside its 1000 elements{WARN_READ} (2 times; the first shown)") in script.stderr.splitlines()
 
 
 @pytest.mark.service
@@ -414,8 +421,9 @@ def test_pytest_plugin_bounds_and_log_in_the_report(service, tmp_path):
                          capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stdout
     lines = out.stdout.splitlines()
-    assert (f"warning: block 15: DataCopy(UB->GM): elements [993, 1001) of tensor argument 'z' are outside its 1000 "
-            f"elements{WARN_WRITE} (2 times; the first shown)") in lines
+    copy_out = kernel_line(PYASC_STYLE / "test_vadd.py", "asc.data_copy(z_gm")
+    assert (f"warning: {copy_out}: block 15: DataCopy(UB->GM): elements [993, 1001) of tensor argument 'z' are outside "
+            f"its 1000 elements{WARN_WRITE} (2 times; the first shown)") in lines
     x = np.arange(32, dtype=np.float32)
     log = expected_print_log(x, x.astype(np.float16), x.astype(np.int32), 2, 16, 1.5)
     assert "\n".join(log.splitlines()) in out.stdout
@@ -439,10 +447,11 @@ def test_bounds_warn_lets_operands_overlap_only_past_their_ends(count_form):
     result = ascrun.run_local(rk.tail_overlap_kernel, 1, x, y, z, 64, 0x100, count_form, bounds="warn")
     np.testing.assert_array_equal(z, x + y)
     assert "block 0: " + TAIL_OVERLAP[count_form] + \
-        " (bounds=warn: they overlap only past the tensors' own elements)" in result.warnings
+        " (bounds=warn: they overlap only past the tensors' own elements)" in [unsited(w) for w in result.warnings]
     with pytest.raises(ascrun.KernelError) as e:  # the same kernel under the default policy
         ascrun.run_local(rk.tail_overlap_kernel, 1, x, y, z, 64, 0x100, count_form)
-    assert str(e.value) == "block 0: Add: dst: 128 elements from UB offset 0x100 exceed the LocalTensor's 64 elements"
+    message = unsited(str(e.value))
+    assert message == "block 0: Add: dst: 128 elements from UB offset 0x100 exceed the LocalTensor's 64 elements"
 
 
 @pytest.mark.parametrize("count_form", [0, 1])
@@ -450,4 +459,4 @@ def test_bounds_warn_still_faults_when_the_tensors_themselves_overlap(count_form
     x, y = np.ones(64, np.float16), np.ones(64, np.float16)
     with pytest.raises(ascrun.KernelError) as e:  # z's own elements start inside y's
         ascrun.run_local(rk.tail_overlap_kernel, 1, x, y, np.zeros_like(x), 64, 0xc0, count_form, bounds="warn")
-    assert str(e.value) == "block 0: " + TAIL_OVERLAP[count_form].replace("0x100, 0x200", "0xc0, 0x1c0")
+    assert unsited(str(e.value)) == "block 0: " + TAIL_OVERLAP[count_form].replace("0x100, 0x200", "0xc0, 0x1c0")

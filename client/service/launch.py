@@ -8,8 +8,9 @@ from typing import Any, Callable, Dict, Iterator, Optional
 
 import numpy as np
 
-from ..args import HostArgs
+from ..args import HostArgs, as_declared
 from ..compiler.errors import KernelError
+from ..launch_checks import storage_dtype
 from ..result import LaunchResult
 
 
@@ -51,9 +52,9 @@ class QueuedLaunch:
         `source` and `trace` call on first use."""
         arrays = {}
         for name, ref in self.record["outputs"].items():
-            array = np.frombuffer(bytearray(outputs[name]), dtype=ref["dtype"]).reshape(ref["shape"])  # writable
+            array = np.frombuffer(bytearray(outputs[name]), dtype=storage_dtype(ref["dtype"])).reshape(ref["shape"])
             self.host.write_back(name, array)
-            arrays[name] = array
+            arrays[name] = as_declared(array, ref["dtype"])
         timings = {k: v for k, v in self.record["timings"].items() if k != "total"}
         timings.update(upload=self.upload_s, download=download_s, total=total_s)
         model = self.record.get("model")

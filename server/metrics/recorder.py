@@ -23,6 +23,7 @@ import numpy as np
 import redis
 import redis.asyncio as aioredis
 
+from ...launch_checks import storage_dtype
 from ..store.keys import ANY_SOC, METRICS
 # seconds: a cached launch's stages are milliseconds, a cold build tens of seconds
 STAGE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0,
@@ -58,7 +59,7 @@ def _observe(pipe, series: str, labels: Tuple, seconds: float) -> None:
 
 
 def _output_bytes(output: Dict[str, Any]) -> int:
-    return int(np.prod(output["shape"], dtype=np.int64)) * np.dtype(output["dtype"]).itemsize
+    return int(np.prod(output["shape"], dtype=np.int64)) * storage_dtype(output["dtype"]).itemsize
 
 
 class _Delta:

@@ -26,6 +26,7 @@ from ...compiler.frontend import ArgSpec, param_names
 from ...compiler.sandbox.frontend import JailedFrontend
 from ...compiler.sandbox.jail import Deadline
 from ...job_status import JobStatus
+from ...launch_checks import storage_dtype
 from ...compiler.settings import ServiceSettings
 from ..store import connect, rq_adapter
 from ..store.blobs import BlobStore
@@ -137,7 +138,7 @@ def _values(connection: redis.Redis, blobs: BlobStore, bundle: KernelBundle,
         if arg["kind"] != "tensor":
             values[name] = arg["value"]
             continue
-        nbytes = int(np.prod(arg["shape"], dtype=np.int64)) * np.dtype(arg["dtype"]).itemsize
+        nbytes = int(np.prod(arg["shape"], dtype=np.int64)) * storage_dtype(arg["dtype"]).itemsize
         if arg.get("zeros"):
             pieces = sources.zeros(nbytes)
         elif "input" in arg:  # inline in the submission

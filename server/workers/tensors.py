@@ -20,6 +20,7 @@ from ...compiler.errors import KernelError, Kind
 from ...compiler.sandbox.framing import PIECE_BYTES, Sink, Streamed
 from ...compiler.sandbox.tensors import BrokerTensor
 from ...compiler.settings import ServiceSettings
+from ...launch_checks import storage_dtype
 from ..store.blobs import BLOB_CHUNK_BYTES, COMMIT_BLOB, blob_chunks, commit_blob_args
 from ..store.jobs import INLINE_BYTES
 from ..store.keys import blob_chunk_key, upload_key
@@ -130,7 +131,8 @@ class JobTensor(BrokerTensor):
 
     def __init__(self, name: str, dtype: str, shape, pieces: Pieces, connection: redis.Redis,
                  settings: ServiceSettings):
-        self.name, self.dtype, self.shape = name, np.dtype(dtype), tuple(shape)
+        # dtype: what the job names it; self.dtype: the numpy dtype it is held in (bfloat16: its bits)
+        self.name, self.declared, self.dtype, self.shape = name, dtype, storage_dtype(dtype), tuple(shape)
         self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
         self.pieces, self.connection, self.settings = pieces, connection, settings
         self.output: Optional[Output] = None
@@ -164,7 +166,7 @@ class JobTensor(BrokerTensor):
 
     def commit(self, tenant: str) -> Dict[str, Any]:
         """Its output (the kernel wrote it) as the job record says it."""
-        return self.output.commit(tenant, {"dtype": self.dtype.name, "shape": list(self.shape)})
+        return self.output.commit(tenant, {"dtype": self.declared, "shape": list(self.shape)})
 
     def repeat_differs(self) -> bool:
         """Whether a benchmark's last repeat wrote other bytes than its first run."""

@@ -74,15 +74,17 @@ class FrontendResult:
     params: Tuple[Dict[str, str], ...]
     kernel_args: Tuple[str, ...]
     kernel_type: str
+    sites: Tuple[str, ...] = ()  # "file:line" of each statement the source's site markers name (name_sites)
 
     def to_json(self) -> Dict[str, Any]:
         return {"kernel_name": self.kernel_name, "ir": self.ir, "source": self.source, "ir_hash": self.ir_hash,
-                "params": list(self.params), "kernel_args": list(self.kernel_args), "kernel_type": self.kernel_type}
+                "params": list(self.params), "kernel_args": list(self.kernel_args), "kernel_type": self.kernel_type,
+                "sites": list(self.sites)}
 
     @classmethod
     def from_json(cls, data: Dict[str, Any]) -> "FrontendResult":
         return cls(data["kernel_name"], data["ir"], data["source"], data["ir_hash"],
-                   tuple(data["params"]), tuple(data["kernel_args"]), data["kernel_type"])
+                   tuple(data["params"]), tuple(data["kernel_args"]), data["kernel_type"], tuple(data["sites"]))
 
 
 def _param(name: str, spec: Dict[str, Any], defs: structs.Definitions) -> Dict[str, Any]:
@@ -152,7 +154,7 @@ def specialization(bundle: KernelBundle, args: Sequence[ArgSpec]) -> Dict[str, A
     return spec
 
 
-RESULT_FORMAT = 2  # of FrontendResult's JSON: 2 added kernel_type (a cached result of format 1 lacks it)
+RESULT_FORMAT = 3  # of FrontendResult's JSON: 2 added kernel_type, 3 sites (a cached older result lacks them)
 
 
 def memo_key(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any], soc: str | None = None) -> str:
@@ -254,11 +256,77 @@ def _guarded(method: Callable, guard: Callable[[str], str]) -> Callable:
 
 @functools.lru_cache(maxsize=None)
 def _guard_ir_builder() -> None:
-    """Wrap the builder's string-taking methods, once per process."""
+    """Wrap the builder's string-taking methods, and mark the kernel's statements, once per process."""
     from asc._C import ir as asc_ir
+    _mark_statements(asc_ir.Builder.create_emitasc_VerbatimOp)
     for name, guard in _STRING_GUARDS.items():
         if hasattr(asc_ir.Builder, name):  # asctile's are the nightly's alone
             setattr(asc_ir.Builder, name, _guarded(getattr(asc_ir.Builder, name), guard))
+
+
+# ---------------------------------------------------------------------------------------------
+# The kernel's Python lines in the C++
+
+# Before each statement's C++, the generated code names the statement: `ascrun::at(N);`, the N-th
+# (from 1) of the FrontendResult's sites ("file:line", runtime core/site.h). The runtime's faults
+# and warnings, and the build's errors (python_line), write a site as the token "py#N", which
+# name_sites makes "file:line": the C++ (hence the artifact) does not depend on where the author
+# keeps the kernel nor on the lines around it, as the IR hash does not.
+SITE_MARKER = re.compile(r"^\s*ascrun::at\((\d+)\);$")
+_SITE_TOKEN = re.compile(r"\bpy#(\d+)\b")
+_sites: List[str] | None = None  # the sites of the run in progress (under _PYASC_LOCK)
+
+
+def _statement_site(location: Any, node: ast.stmt) -> Tuple[str, int]:
+    """The author's file and line of `node`, a statement of the function pyasc visits at `location`
+    (gate.define names each function's source after the author's file, with its line numbers)."""
+    named = re.fullmatch(r"<ascrun:[0-9a-f]{12}:[A-Za-z_][A-Za-z0-9_]*:(.*)>", location.filename, re.S)
+    return (named.group(1) if named else location.filename), location.line_offset + node.lineno
+
+
+def _mark_statements(create_verbatim: Callable) -> None:
+    """pyasc's codegen, wrapped: in a frontend run, a site marker before each statement of a kernel
+    function."""
+    from asc.codegen import function_visitor
+    from asc.language.core.utils import global_builder
+
+    visit = function_visitor.FunctionVisitor.visit
+
+    @functools.wraps(visit)
+    def visit_marking(self: Any, node: Any) -> Any:
+        if (_sites is not None and isinstance(node, ast.stmt) and not isinstance(node, ast.FunctionDef)
+                and self.state.inside_function and not self.state.discard_everything):
+            file, line = _statement_site(self.location, node)
+            site = f"{file}:{line}"
+            if site not in _sites:
+                _sites.append(site)
+            create_verbatim(global_builder.get_ir_builder(), f"ascrun::at({_sites.index(site) + 1})", None)
+        return visit(self, node)
+
+    function_visitor.FunctionVisitor.visit = visit_marking
+
+
+def python_line(source: str, cpp_line: int) -> str | None:
+    """The site token ("py#N", name_sites) of the kernel's statement whose C++ holds line
+    `cpp_line` of `source` (1-based): the last site marker above it; None before the first."""
+    for text in reversed(source.splitlines()[:cpp_line]):
+        marker = SITE_MARKER.match(text)
+        if marker:
+            return f"py#{marker.group(1)}"
+    return None
+
+
+def name_sites(text: str, sites: Sequence[str]) -> str:
+    """`text` with each site token "py#N" written as the N-th of `sites` ("file:line")."""
+    def named(token: re.Match) -> str:
+        n = int(token.group(1))
+        return sites[n - 1] if 0 < n <= len(sites) else token.group(0)
+    return _SITE_TOKEN.sub(named, text)
+
+
+def without_sites(source: str) -> str:
+    """The generated C++ without its site markers (for a compiler with no ascrun runtime: bisheng)."""
+    return "".join(line for line in source.splitlines(True) if not SITE_MARKER.match(line))
 
 
 def ir_hash(module: Any) -> str:
@@ -404,8 +472,6 @@ def _compile_error(exc: BaseException, bundle: KernelBundle, fn_name: str | None
             break
         cause = cause.__cause__ or cause.__context__
     message = str(cause if isinstance(cause, StringRefused) else exc) or exc.__class__.__name__
-    if len(message) > MAX_MESSAGE_CHARS:
-        message = f"{message[:MAX_MESSAGE_CHARS]}... (cut: the message has {len(message)} characters)"
     node = getattr(exc, "node", None)
     location = ""
     if node is not None and hasattr(node, "lineno"):
@@ -459,6 +525,12 @@ def _compile_options_class(compiler: type) -> type:
     return getattr(compiler, "options_cls", CompileOptions)
 
 
+def _has_bfloat16() -> bool:
+    """pyasc 1.1.1 has no bfloat16 DataType (its IR builder none either); the nightly has."""
+    from asc.language.core import dtype
+    return hasattr(dtype.KnownTypes, "bfloat16")
+
+
 def _import_kernel_module(name: str) -> Any:
     """A module a bundle names (the gate allowed it); asctile's, on a pyasc without it, a clear refusal."""
     try:
@@ -495,6 +567,9 @@ def run(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any] |
                 raise KernelError(f"argument '{name}' is a struct {arg.dtype}, which the kernel bundle does not "
                                   "define", kind="bad_request")
             structs.check_layout(defs, arg.dtype)
+        if arg.kind == "tensor" and arg.dtype == "bfloat16" and not _has_bfloat16():
+            raise KernelError(f"tensor '{name}' is bfloat16, which the installed pyasc {pyasc_version()} has no dtype "
+                              "for: bfloat16 tensors need pyasc's nightly (pyasc-dev)", kind="bad_request")
     constexpr_names = set(constexpr_params(bundle))
     try:
         values = [_mock_arg(asc_jit, DataType, namespace, defs, a, name in constexpr_names)
@@ -516,11 +591,15 @@ def run(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any] |
     except Exception as e:  # pyasc's own argument checks (ConstExpr types, dtypes)
         raise _compile_error(e, bundle, bundle.entry, kernel) from None
 
+    global _sites
     with _PYASC_LOCK, _soc_version(platform):
+        _sites = sites = []
         try:
             module = kernel._run_codegen(Specialization(arg_types, constexprs), codegen_options)
         except Exception as e:
             raise _compile_error(e, bundle, None, kernel) from None
+        finally:
+            _sites = None
         with _native_stderr() as printed:
             try:
                 compiling = compiler(compile_options)  # checks the options against the SOC
@@ -541,4 +620,4 @@ def run(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any] |
 
     params = tuple(_param(name, spec_args[name], defs) for name in runtime_args)
     return FrontendResult(kernel_name=kernel.fn.__name__, ir=ir_text, source=source, ir_hash=stripped_hash,
-                          params=params, kernel_args=kernel_args, kernel_type=kernel_type)
+                          params=params, kernel_args=kernel_args, kernel_type=kernel_type, sites=tuple(sites))

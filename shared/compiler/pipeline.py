@@ -5,6 +5,7 @@ run_local and the service's worker both call these two functions; only the cache
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import time
@@ -14,7 +15,8 @@ from typing import Any, Callable, Dict, Sequence
 from . import frontend, source_guard, structs, targets
 from .bundle import KernelBundle
 from .cache import Cache
-from .frontend import ArgSpec, FrontendResult
+from .errors import KernelError
+from .frontend import ArgSpec, FrontendResult, name_sites
 from .targets.contract import RunResult, Target
 
 
@@ -83,7 +85,10 @@ def build(bundle: KernelBundle, args: Sequence[ArgSpec], target: Target, fronten
     if artifact is not None:
         cache["build"] = "hit"
     else:
-        artifact = target.toolchain.build(result.source, result.kernel_name, result.kernel_type)
+        try:
+            artifact = target.toolchain.build(result.source, result.kernel_name, result.kernel_type)
+        except KernelError as e:
+            raise _named(e, result) from None
         artifact_cache.put(key, artifact)
         cache["build"] = "miss"
     timings["build"] = time.perf_counter() - start
@@ -115,5 +120,15 @@ def run(built: Build, target: Target, core_num: int, arguments: Dict[str, Any], 
     A struct's value is its field values (structs.py), sent as the bytes pyasc's launcher packs."""
     values = [structs.pack(structs.definitions_from_json(p["structs"]), p["dtype"], arguments[p["name"]])
               if p["kind"] == "struct" else arguments[p["name"]] for p in built.frontend.params]
-    return target.runner.run(built.artifact, core_num, built.frontend.params, built.frontend.kernel_args, values,
-                             bounds=bounds, hazards=hazards, model=model)
+    try:
+        ran = target.runner.run(built.artifact, core_num, built.frontend.params, built.frontend.kernel_args, values,
+                                bounds=bounds, hazards=hazards, model=model)
+    except KernelError as e:
+        raise _named(e, built.frontend) from None
+    return dataclasses.replace(ran, warnings=[name_sites(w, built.frontend.sites) for w in ran.warnings])
+
+
+def _named(error: KernelError, result: FrontendResult) -> KernelError:
+    """`error` with the kernel's sites in its message and warnings named by their files."""
+    return KernelError.of(error.kind, name_sites(str(error), result.sites), error.log,
+                          [name_sites(w, result.sites) for w in error.warnings])

@@ -45,6 +45,9 @@ def check_result(result: FrontendResult, bundle: KernelBundle) -> None:
         raise wrong("parameters the kernel does not have")
     if any(kind not in KERNEL_ARG_KINDS for kind in result.kernel_args):
         raise wrong("a kernel argument of an unknown kind")
+    files = {f.filename for f in bundle.functions}
+    if any(not isinstance(s, str) or s.rpartition(":")[0] not in files for s in result.sites):
+        raise wrong("sites that are not in the kernel's files")
     for what, text in (("ASC-IR", result.ir), ("Ascend C", result.source)):
         size = len(text.encode())
         if size > MAX_SOURCE_BYTES:

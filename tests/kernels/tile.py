@@ -60,3 +60,15 @@ def vmax3(x_ptr: asctile.GlobalAddress, y_ptr: asctile.GlobalAddress, w_ptr: asc
     y = asctile.copy_in(asctile.global_tensor(y_ptr, [n]), [0], [n])
     w = asctile.copy_in(asctile.global_tensor(w_ptr, [n]), [0], [n])
     asctile.copy_out(max(x, y, w) + sum([x, y], w), asctile.global_tensor(z_ptr, [n]), [0])
+
+
+@asctile.jit
+def sum_rows(x_ptr: asctile.GlobalAddress, z_ptr: asctile.GlobalAddress, n: asctile.ConstExpr[int],
+             rows: asctile.ConstExpr[int]):
+    """z = the sum of x's `rows` rows of n: the nightly gives each row's tile its own VECIN queue, all
+    alive until the end (one TQue buffer per row on TPosition VECIN)."""
+    x_gm = asctile.global_tensor(x_ptr, [rows * n])
+    acc = asctile.copy_in(x_gm, [0], [n])
+    for i in asctile.static_range(1, rows):
+        acc = acc + asctile.copy_in(x_gm, [i * n], [n])
+    asctile.copy_out(acc, asctile.global_tensor(z_ptr, [n]), [0])

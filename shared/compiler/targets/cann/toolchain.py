@@ -113,6 +113,7 @@ class CannToolchain(Toolchain):
         rt.set_soc_version(Platform(self.soc))
         compiler = Compiler(CompileOptions(kernel_type=KernelType[kernel_type]))
         # what Compiler.run does after the translation (the frontend ran that part)
+        source = frontend.without_sites(source)  # the calls are the cpu runtime's
         compiler.enable_debug = prints(source) and HostSettings.from_env().ascendc_dump
         if compiler.enable_debug:
             source = compiler._gen_init_dump_code(source, kernel_name)

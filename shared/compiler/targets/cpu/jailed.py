@@ -72,7 +72,7 @@ class JailedCpuToolchain(JailedToolchain):
                     kill(process)  # its pid namespace: nothing of the build outlives it
             if process.returncode != 0:
                 err = os.pread(err_fd, self.MAX_STDERR, 0)
-                raise self.toolchain.failed(kernel_name, err.decode(errors="replace"), SCRATCH)
+                raise self.toolchain.failed(kernel_name, err.decode(errors="replace"), SCRATCH, source)
             out = os.pread(out_fd, MAX_ARTIFACT_BYTES, 0)
         finally:
             os.close(out_fd)

@@ -177,8 +177,11 @@ class CpuRunner:
         if param["kind"] == "tensor":
             if not isinstance(value, np.ndarray) or not value.flags.c_contiguous:
                 raise KernelRuntimeError(f"tensor argument '{name}' must be a C-contiguous ndarray")
-            if code != f"ptr:{value.dtype.name}":
-                raise KernelRuntimeError(f"tensor argument '{name}' is {value.dtype.name}, the kernel takes {code}")
+            # a bfloat16 tensor (numpy has none) is held as its bits, uint16: its param names it
+            bf16 = (param["dtype"], value.dtype.name) == ("bfloat16", "uint16")
+            dtype = "bfloat16" if bf16 else value.dtype.name
+            if code != f"ptr:{dtype}":
+                raise KernelRuntimeError(f"tensor argument '{name}' is {dtype}, the kernel takes {code}")
             regions.append(AscrunRegion(value.ctypes.data, value.nbytes, guard, name.encode(), 0))
             names.append(name)
             return ctypes.c_void_p(value.ctypes.data)

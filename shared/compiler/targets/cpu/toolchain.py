@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -14,6 +15,7 @@ from functools import cached_property
 from pathlib import Path
 
 from ...errors import BuildError
+from ...frontend import python_line
 from ...settings import HostSettings
 from ...tempdir import private_temp_dir, runtime_temp_dir
 from ..contract import Toolchain, compiler_diagnostics
@@ -22,6 +24,13 @@ RUNTIME_DIR = Path(__file__).with_name("runtime")
 BUILD_TIMEOUT_S = 300
 # -fno-strict-aliasing: the runtime views the Unified Buffer's bytes as tensors of any dtype.
 CPU_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-fno-strict-aliasing", "-pthread")
+# gold links a kernel in about a third of GNU ld's time (a sixth of a build miss, bench/build_time.py);
+# binutils has shipped it beside ld, but newer releases may not.
+LINK_FLAGS = ("-fuse-ld=gold",) if shutil.which("ld.gold") else ()
+# A diagnostic at a line of the generated C++, and the runtime's spellings of half and bfloat16_t.
+_KERNEL_CPP_AT = re.compile(r"^kernel\.cpp:(\d+):(\d+): (.*)$")
+_RUNTIME_TYPES = tuple((re.compile(rf"(?:::)?ascrun::detail::Float16<(?:::)?ascrun::detail::{codec}>(?: (?=>))?"), name)
+                       for codec, name in (("Binary16Codec", "half"), ("BFloat16Codec", "bfloat16_t")))
 
 
 def runtime_digest(runtime: Path = RUNTIME_DIR) -> str:
@@ -53,7 +62,7 @@ class CpuToolchain(Toolchain):
     @cached_property
     def id(self) -> str:
         """Target + compiler version + runtime headers + flags: the artifact cache's namespace."""
-        parts = [self.target, self.compiler_version, runtime_digest(self.runtime), " ".join(CPU_FLAGS)]
+        parts = [self.target, self.compiler_version, runtime_digest(self.runtime), " ".join(CPU_FLAGS + LINK_FLAGS)]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
     def _prebuilt(self) -> tuple[Path, list[Path]]:
@@ -83,7 +92,8 @@ class CpuToolchain(Toolchain):
         """The compile of folder/kernel.cpp into folder/kernel.so."""
         include, objects = self._prebuilt()
         # the real path: /usr/bin/c++ is a link through /etc/alternatives, outside a jail's view
-        return [os.path.realpath(self.cxx), *CPU_FLAGS, "-I", str(include), "-I", str(self.runtime), "-o", f"{folder}/kernel.so",
+        return [os.path.realpath(self.cxx), *CPU_FLAGS, *LINK_FLAGS, "-I", str(include), "-I", str(self.runtime),
+                "-o", f"{folder}/kernel.so",
                 f"{folder}/kernel.cpp", *map(str, objects)]
 
     def read_only_paths(self) -> list:
@@ -100,9 +110,10 @@ class CpuToolchain(Toolchain):
         return f"{source}\nASCRUN_EXPORT_KERNEL({kernel_name}, {kernel_type})\n"
 
     @staticmethod
-    def failed(kernel_name: str, stderr: str, folder: str) -> BuildError:
+    def failed(kernel_name: str, stderr: str, folder: str, source: str) -> BuildError:
         return BuildError(f"the C++ build of '{kernel_name}' failed (the generated Ascend C uses something "
-                          f"the cpu runtime lacks, or is invalid):\n{compiler_diagnostics(stderr, folder)}")
+                          f"the cpu runtime lacks, or is invalid):\n"
+                          f"{compiler_diagnostics(kernel_diagnostics(stderr, folder, source), folder)}")
 
     def build(self, source: str, kernel_name: str, kernel_type: str = "AIV_ONLY") -> bytes:
         unit = self.translation_unit(source, kernel_name, kernel_type)
@@ -115,8 +126,24 @@ class CpuToolchain(Toolchain):
             except subprocess.TimeoutExpired:
                 raise BuildError(f"the C++ build of '{kernel_name}' took longer than {BUILD_TIMEOUT_S} s") from None
             if proc.returncode != 0:
-                raise self.failed(kernel_name, proc.stderr, tmp)
+                raise self.failed(kernel_name, proc.stderr, tmp, source)
             return (Path(tmp) / "kernel.so").read_bytes()
+
+
+def kernel_diagnostics(stderr: str, folder: str, source: str) -> str:
+    """The compiler's messages about the generated C++ (`source`, built in `folder`) at the kernel's
+    Python line, as a compiler of the Python would say them ("kernel.py:30: error: ...", the C++
+    line after it), with half and bfloat16_t as the kernel names them."""
+    lines = []
+    for line in stderr.replace(folder + "/", "").splitlines():
+        for spelled, name in _RUNTIME_TYPES:
+            line = spelled.sub(name, line)
+        at = _KERNEL_CPP_AT.match(line)
+        where = at and python_line(source, int(at.group(1)))
+        if where:
+            line = f"{where}: {at.group(3)} (generated C++: kernel.cpp:{at.group(1)}:{at.group(2)})"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def _remove_stale_builds() -> None:

@@ -5,7 +5,8 @@
 //  - LaunchContext (one per ascrun_launch: GM regions, bounds policy, abort flag, first error, report)
 //    and BlockContext (one per block: index, Unified Buffer, pipe/queue/flag state, report), reached
 //    through a thread_local pointer;
-//  - warn(), how a check reports what the device does silently when the launch's policy allows it.
+//  - warn(), how a check reports what the device does silently when the launch's policy allows it;
+//  - (core/site.h) the kernel's Python statement each core runs, which faults and warnings name.
 //
 // Every API entry point calls `enter()` once: it finds the block, stops the block if the launch is
 // aborting, and is the only per-call overhead besides the API's own range checks.
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "ascrun/core/half.h"
+#include "ascrun/core/site.h"
 #include "ascrun/launch/report.h"
 #include "ascrun/pipes/model.h"
 #include "ascrun/pipes/trace.h"
@@ -281,6 +283,8 @@ struct BlockContext {
     // sync/intra_core.h: outstanding SetFlag count per (HardEvent, event ID): 0 or 1 normally;
     // negative while a WaitFlag waits for a SetFlag that comes later in program order.
     int8_t flags[kHardEventCount][kEventIdCount] = {};
+    // The kernel's statement of each flag's last SetFlag or WaitFlag, which its findings name.
+    Site flag_sites[kHardEventCount][kEventIdCount] = {};
 
     // framework/tpipe.h: the live TPipe (one at a time) and serial numbers that tie queues to it.
     const void* pipe = nullptr;

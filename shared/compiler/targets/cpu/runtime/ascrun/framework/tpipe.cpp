@@ -283,11 +283,25 @@ void TPipe::init_que_buffer(ascrun::que::QueBase& que, uint8_t num, uint32_t len
     if (que.ascrun_attached(b)) {
         ascrun::fault(what + ": the queue already has buffers from this TPipe (Reset the TPipe to re-allocate)");
     }
+    // At most 8 TQue buffers per TPosition on Atlas A2/A3 (asc-devkit docs/zh/api/SIMD-API/基础API/资源管理/
+    // Pipe和Que框架/TQue/TQue简介.md, "TQue Buffer限制": "TQue能申请到的最大个数分别为8个或4个", beyond it
+    // "AllocTensor/FreeTensor可能会出现分配资源失败"). Why, in asc-devkit's c220 code: a depth-0 queue takes its
+    // event IDs in InitBuffer; any other takes one of its free HardEvent (V_MTE2 for VECIN) in FreeTensor and
+    // holds it until that buffer's next AllocTensor (impl/basic_api/kernel_tquebind_impl.h), and
+    // TPipe::AllocEventID has QUE_MAX_EVENT = 8 per HardEvent (impl/basic_api/kernel_tpipe_impl.h,
+    // kernel_macros.h; it asserts in debug builds, the device gets ID 8, which it does not have). A kernel that
+    // uses and frees each of 9 buffers of a position runs out at its 9th FreeTensor at the latest, as pyasc's
+    // nightly asctile kernels with 9+ copy_in tiles alive do: refused here, where the docs put the limit.
+    // Not modelled: FreeAllEvent, which frees the IDs (TQueBind/FreeAllEvent.md); A1/B1 (and A2/B2) sharing
+    // one free HardEvent; Ascend950 (dav_3510), whose vector queues take a buffer ID per buffer in InitBuffer
+    // instead (AllocMutexID, include/basic_api/kernel_common.h: IDs 0..MAX_MUTEXID = 27 across positions).
     const auto p = static_cast<uint32_t>(que.ascrun_pos());
     if (que_buffers_[p] + num > ascrun::que::kMaxBuffersPerPosition) {
-        ascrun::fault(ascrun::format("%s: %u TQue buffers on TPosition %s (at most %u: one hardware event ID each)",
+        ascrun::fault(ascrun::format("%s: %u TQue buffers on TPosition %s (at most %u on Atlas A2/A3, Ascend C's "
+                                     "TQue简介.md \"TQue Buffer限制\": a freed buffer holds one of its position's %u "
+                                     "hardware event IDs until it is allocated again)",
                                      what.c_str(), que_buffers_[p] + num, ascrun::position_name(que.ascrun_pos()),
-                                     ascrun::que::kMaxBuffersPerPosition));
+                                     ascrun::que::kMaxBuffersPerPosition, ascrun::que::kMaxBuffersPerPosition));
     }
     const uint32_t base = reserve(what, ascrun::memory_of(que.ascrun_pos()), num, rounded, num);
     que_buffers_[p] += num;

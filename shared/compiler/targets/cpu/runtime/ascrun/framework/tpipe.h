@@ -14,7 +14,7 @@
 // naming the queue, e.g. "TQue<VECOUT, 2>::AllocTensor: all 2 buffers are in use (missing
 // FreeTensor?)". Limits (TPipe/InitBuffer.md, TQue简介.md, TQue/AllocTensor.md, TPipe构造函数.md,
 // TBufPool构造函数.md, TBufPool/InitBuffer-56.md): one live TPipe per core; at most 64 TPipe buffers per
-// kernel; at most 8 TQue buffers per TPosition from the TPipe (one hardware event ID each) and at
+// kernel; at most 8 TQue buffers per TPosition from the TPipe (see TPipe::init_que_buffer) and at
 // most 8 tensors allocated at a time per TPosition; at most bufIDSize (<= 16) buffers per TBufPool; a
 // queue holds at most `depth` enqueued tensors (a depth-0 queue, for the in-place forms, its
 // buffers); at most 8 event IDs per HardEvent.

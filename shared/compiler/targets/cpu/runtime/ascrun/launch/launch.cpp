@@ -32,9 +32,12 @@ int finish(char* err, uint32_t err_cap, int code, const std::string& msg) noexce
     return finish(err, err_cap, code, msg.c_str());
 }
 
+// "<file>:<line>: <core>: <what><detail>": the kernel's statement the core was running (none
+// before the first, or in a kernel built without site calls).
 void report(LaunchContext& lc, const std::string& core, const char* what, const char* detail = "") noexcept {
     try {
-        lc.record_error(core + ": " + what + detail);
+        const std::string where = tls_site.known() ? tls_site.text() + ": " : std::string();
+        lc.record_error(where + core + ": " + what + detail);
     } catch (...) {
         lc.record_error(std::string());
     }
@@ -86,6 +89,7 @@ void run_core(LaunchContext& lc, const Core& core, CoreGroup* group, uint8_t* ub
         label = "a core";  // out of memory naming it
     }
     tls_block = &ctx;
+    tls_site = Site{};
     bool ended = false;
     try {
         if (lc.models_pipes()) ctx.pipes.reset(new pipes::PipeModel(lc.hazards()));
@@ -101,6 +105,7 @@ void run_core(LaunchContext& lc, const Core& core, CoreGroup* group, uint8_t* ub
     } catch (...) {
         report(lc, label, "the kernel threw an unknown exception");
     }
+    tls_site = Site{};  // what follows is the launch's, not a statement's
     lc.report().add(core.order, label, ctx.report);  // what it printed up to its end or fault
     if (ended && lc.timeline() != nullptr) {
         try {

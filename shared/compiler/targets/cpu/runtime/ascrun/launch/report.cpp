@@ -12,7 +12,7 @@ namespace ascrun {
 
 bool BlockReport::is_new_warning(const char* api, const char* operand) {
     for (Warning& w : warnings_) {
-        if (std::strcmp(w.api, api) == 0 && std::strcmp(w.operand, operand) == 0) {
+        if (w.site == tls_site && std::strcmp(w.api, api) == 0 && std::strcmp(w.operand, operand) == 0) {
             ++w.count;
             return false;
         }
@@ -25,7 +25,7 @@ bool BlockReport::is_new_warning(const char* api, const char* operand) {
 }
 
 void BlockReport::add_warning(const char* api, const char* operand, std::string message) {
-    warnings_.push_back(Warning{api, operand, std::move(message), 1});
+    warnings_.push_back(Warning{tls_site, api, operand, std::move(message), 1});
 }
 
 void LaunchReport::add(uint32_t order, const std::string& label, const BlockReport& r) noexcept {
@@ -63,7 +63,7 @@ std::string LaunchReport::warnings() const {
             ++more;
             continue;
         }
-        out += w.label + ": " + w.message;
+        out += w.where + w.label + ": " + w.message;
         if (w.cores > 1) {
             out += " (" + std::to_string(w.count) + " times in " + std::to_string(w.cores) +
                    " blocks; the first shown)";
@@ -106,10 +106,11 @@ void LaunchReport::add_warnings(uint32_t order, const std::string& label, const 
     dropped_warnings_ += r.more_warnings_;
     for (size_t i = 0; i < r.warnings_.size(); ++i) {
         const BlockReport::Warning& w = r.warnings_[i];
-        std::string key = std::string(w.api) + '\0' + w.operand;
+        const std::string where = w.site.known() ? w.site.text() + ": " : std::string();
+        std::string key = where + '\0' + w.api + '\0' + w.operand;
         auto found = warnings_.find(key);
         if (found == warnings_.end()) {
-            warnings_.emplace(std::move(key), Merged{order, label, i, w.message, w.count, 1});
+            warnings_.emplace(std::move(key), Merged{order, label, i, where, w.message, w.count, 1});
             continue;
         }
         Merged& m = found->second;

@@ -3,12 +3,12 @@
 //  - BlockReport: one block's printf/DumpTensor records and warnings while it runs. A block keeps
 //    at most kBlockLogBytes of text (a core's dump space in pyasc, ONE_CORE_DUMP_SIZE: past it
 //    the device prints nothing more from that core), then one marker line. Warnings are
-//    deduplicated by (API, operand) with a count; at most kMaxWarnings distinct ones per block.
+//    deduplicated by (statement, API, operand) with a count; at most kMaxWarnings distinct ones per block.
 //  - LaunchReport: the blocks' logs in block order, cut to the first kLaunchLogBytes. Blocks end in
 //    any order, so whenever more is kept than fits, the tail of the highest block is dropped: what
 //    is kept is always the prefix (in block order) of what has ended, so the result does not
 //    depend on the threads' timing, and memory stays bounded however much a kernel prints.
-//    Warnings are merged across blocks by (API, operand), which the kernel's code bounds: each
+//    Warnings are merged across blocks by (statement, API, operand), which the kernel's code bounds: each
 //    shows the lowest block's text, with how often and in how many blocks it happened; at most
 //    kMaxWarnings lines, in the order of (lowest block, order within that block).
 #pragma once
@@ -19,6 +19,8 @@
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include "ascrun/core/site.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -43,8 +45,9 @@ public:
     // A record too large for the block's dump space: it and every later one are dropped.
     void overflow() { log_full_ = true; }
 
-    // Counts a warning about `operand` of `api` (both static or launch-lived strings); the text,
-    // `message()`, is made only for the first of its kind, so a warning in a loop stays cheap.
+    // Counts a warning about `operand` of `api` (both static or launch-lived strings) at the
+    // kernel's current statement; the text, `message()`, is made only for the first of its kind, so
+    // a warning in a loop stays cheap.
     template <typename Message>
     void warn(const char* api, const char* operand, const Message& message) {
         if (is_new_warning(api, operand)) add_warning(api, operand, message());
@@ -57,6 +60,7 @@ private:
     void add_warning(const char* api, const char* operand, std::string message);
 
     struct Warning {
+        Site site;
         const char* api;
         const char* operand;
         std::string message;
@@ -89,6 +93,7 @@ private:
         uint32_t order;     // the first core it happened in
         std::string label;  // that core's name
         size_t seq;         // its place among that core's warnings
+        std::string where;  // "<file>:<line>: " of its statement, or ""
         std::string message;
         uint64_t count;
         uint64_t cores;
@@ -98,7 +103,7 @@ private:
     std::map<uint32_t, std::string> logs_;
     uint64_t log_bytes_ = 0;
     bool log_cut_ = false;
-    std::map<std::string, Merged> warnings_;  // by (API, operand)
+    std::map<std::string, Merged> warnings_;  // by (statement, API, operand)
     uint64_t dropped_warnings_ = 0;
 };
 

@@ -19,12 +19,13 @@ std::string hex(uint64_t v) {
 
 }  // namespace
 
-uint16_t HazardCheck::site(Pipe p, const char* api) {
-    const uintptr_t key = reinterpret_cast<uintptr_t>(api) * 8 + static_cast<uintptr_t>(p);
+uint16_t HazardCheck::site(Pipe p, const char* api, const Site& where) {
+    const SiteKey key{reinterpret_cast<uintptr_t>(api) * 8 + static_cast<uintptr_t>(p), where};
     const auto found = site_ids_.find(key);
     if (found != site_ids_.end()) return found->second;
     if (site_labels_.size() >= UINT16_MAX) return 0;
     site_labels_.push_back(std::string(pipe_name(p)) + " " + api);
+    site_wheres_.push_back(where.known() ? " at " + where.text() : std::string());
     const auto id = static_cast<uint16_t>(site_labels_.size() - 1);
     site_ids_.emplace(key, id);
     return id;
@@ -111,9 +112,9 @@ bool HazardCheck::check(Pipe p, uint16_t site, uint32_t memory, uint64_t addr, u
         const std::string& cur = site_labels_[site];
         const std::string& before = site_labels_[c.site];
         found->key_api = intern(cur + verb + kMemoryNames[memory]);
-        found->key_operand = intern(std::string(prior + 1) + before);
+        found->key_operand = intern(std::string(prior + 1) + before + site_wheres_[c.site]);
         found->message = cur + verb + kMemoryNames[memory] + " [" + hex(r->first) + ", " + hex(end) + ")" + prior +
-                         before + " with no " + pipe_name(static_cast<Pipe>(c.pipe)) + "->" + pipe_name(p) +
+                         before + site_wheres_[c.site] + " with no " + pipe_name(static_cast<Pipe>(c.pipe)) + "->" + pipe_name(p) +
                          " flag between them";
     }
     const uint32_t epoch = clock_[i][i];

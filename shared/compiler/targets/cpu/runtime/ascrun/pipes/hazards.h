@@ -5,7 +5,8 @@
 // Each byte range of the Unified Buffer and the cube memories remembers its last writer and, per
 // pipe, its last reader (a map of ranges, split where accesses begin and end). An access ordered
 // after neither is a race the device may lose (read-after-write, write-after-read,
-// write-after-write), reported with both API calls, their pipes, the byte range and the flag that
+// write-after-write), reported with both API calls, their pipes, the kernel's statement of the
+// earlier one (core/site.h: the report names the later one's), the byte range and the flag that
 // was missing. Policy (launch option): off, warn (result.warnings) or fault.
 //
 // Scalar instructions complete before the scalar unit issues the next instruction, so an S access
@@ -19,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ascrun/core/site.h"
 #include "ascrun/pipes/pipe.h"
 
 #pragma GCC visibility push(hidden)
@@ -38,8 +40,9 @@ struct Finding {
 // One core's clocks and shadow of its local memories.
 class HazardCheck {
 public:
-    // The site (pipe and API, as messages name it) of instruction `api` on pipe `p`: 0 for none.
-    uint16_t site(Pipe p, const char* api);
+    // The site (pipe and API, as messages name it, and the kernel's statement `where`) of
+    // instruction `api` on pipe `p`: 0 for none.
+    uint16_t site(Pipe p, const char* api, const Site& where);
     // A new instruction on pipe `p`: its clock moves on.
     void start(Pipe p);
     // The instruction on pipe `p` at `site` reads or writes `bytes` bytes of `memory` from `addr`.
@@ -74,8 +77,19 @@ private:
 
     uint32_t clock_[kPipes][kPipes] = {};  // clock_[p][q]: the last instruction of q that p is ordered after
     Shadow shadow_[kMemories];
-    std::unordered_map<uintptr_t, uint16_t> site_ids_;  // by api pointer x 8 + pipe
+    struct SiteKey {
+        uintptr_t api_pipe;  // api pointer x 8 + pipe
+        Site where;
+        bool operator==(const SiteKey& o) const { return api_pipe == o.api_pipe && where == o.where; }
+    };
+    struct SiteHash {
+        size_t operator()(const SiteKey& k) const {
+            return k.api_pipe ^ (k.where.n * 0x9e3779b97f4a7c15u);
+        }
+    };
+    std::unordered_map<SiteKey, uint16_t, SiteHash> site_ids_;
     std::vector<std::string> site_labels_ = std::vector<std::string>(1, "?");
+    std::vector<std::string> site_wheres_ = std::vector<std::string>(1);  // " at <file>:<line>", or ""
     std::set<std::string> interned_;  // finding keys: stable until the core's report is taken
 };
 

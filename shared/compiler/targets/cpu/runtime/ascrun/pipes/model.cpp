@@ -80,7 +80,12 @@ bool PipeModel::operand(const char* api, const char* role, uint32_t memory, uint
     auto known = apis_.find(api);
     if (known == apis_.end()) {
         const Pipe pipe = pipe_of(api);
-        known = apis_.emplace(api, Api{pipe, pipe == Pipe::All ? uint16_t{0} : check_.site(pipe, api)}).first;
+        known = apis_.emplace(api, Api{pipe, 0, Site{}}).first;
+        known->second.site = pipe == Pipe::All ? uint16_t{0} : check_.site(pipe, api, tls_site);
+        known->second.where = tls_site;
+    } else if (!(known->second.where == tls_site) && known->second.pipe != Pipe::All) {  // the api at another statement
+        known->second.site = check_.site(known->second.pipe, api, tls_site);
+        known->second.where = tls_site;
     }
     const Pipe p = known->second.pipe;
     if (p == Pipe::All) {  // synchronizes itself: ordered with everything before and after it
@@ -102,7 +107,7 @@ bool PipeModel::operand(const char* api, const char* role, uint32_t memory, uint
 }
 
 bool PipeModel::scalar(const char* api, bool write, uint64_t addr, uint64_t bytes, Finding* found) {
-    open(api, "element", Pipe::S, check_.site(Pipe::S, api));
+    open(api, "element", Pipe::S, check_.site(Pipe::S, api, tls_site));
     if (hazards_ == Hazards::Off || pending_[kS].any()) return false;
     return check_.check(Pipe::S, open_.site, 0, addr, bytes, write, found);
 }

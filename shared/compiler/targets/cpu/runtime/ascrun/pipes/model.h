@@ -122,8 +122,9 @@ private:
     struct Api {
         Pipe pipe;
         uint16_t site;
+        Site where;  // the kernel's statement `site` is for
     };
-    std::unordered_map<const char*, Api> apis_;  // pipe_of and site of an operand's api, by pointer
+    std::unordered_map<const char*, Api> apis_;  // pipe_of and site of an operand's api (at its last statement), by pointer
 };
 
 }  // namespace pipes

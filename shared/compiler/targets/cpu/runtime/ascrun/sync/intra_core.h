@@ -115,6 +115,12 @@ inline int8_t& flag_slot(BlockContext& b, const char* api, AscendC::HardEvent e,
     return b.flags[ev][id];
 }
 
+// " at <file>:<line>" of a flag's last SetFlag or WaitFlag (its flag_slot checked), or "".
+inline std::string flag_site_text(const BlockContext& b, AscendC::HardEvent e, int32_t id) {
+    const Site& s = b.flag_sites[static_cast<uint32_t>(e)][id];
+    return s.known() ? " at " + s.text() : std::string();
+}
+
 // The pipes a HardEvent orders: the one that sets it (its first name) and the one that waits,
 // read once from the names (MTE2_V: MTE2 sets, V waits).
 inline pipes::Pipe event_pipe(AscendC::HardEvent e, bool waiter) {
@@ -148,6 +154,7 @@ inline void check_block_end(BlockContext& b) {
     for (uint32_t e = 0; e < kHardEventCount; ++e) {
         for (int32_t id = 0; id < kEventIdCount; ++id) {
             if (b.flags[e][id] < 0) {
+                tls_site = b.flag_sites[e][id];  // the finding is the WaitFlag's
                 fault(format("WaitFlag<HardEvent::%s>(%d) is never satisfied: no matching SetFlag before the kernel "
                              "ends (the device would hang)",
                              event_name(static_cast<AscendC::HardEvent>(e)), id));
@@ -158,6 +165,7 @@ inline void check_block_end(BlockContext& b) {
     for (uint32_t e = 0; e < kHardEventCount; ++e) {
         for (int32_t id = 0; id < kEventIdCount; ++id) {
             if (b.flags[e][id] <= 0) continue;
+            tls_site = b.flag_sites[e][id];  // the finding is the SetFlag's
             const char* name = event_name(static_cast<AscendC::HardEvent>(e));
             pipes::Finding f;
             f.key_api = "SetFlag";
@@ -180,9 +188,11 @@ void SetFlag(int32_t eventID) {
     ascrun::BlockContext& b = ascrun::enter();
     int8_t& slot = ascrun::sync::flag_slot(b, "SetFlag", event, eventID);
     if (slot > 0) {
-        ascrun::fault(ascrun::format("SetFlag<HardEvent::%s>(%d): set twice without a WaitFlag in between (undefined "
-                                     "behaviour on the device; a later PipeBarrier would hang)",
-                                     ascrun::sync::event_name(event), eventID));
+        const std::string first = ascrun::sync::flag_site_text(b, event, eventID);
+        ascrun::fault(ascrun::format("SetFlag<HardEvent::%s>(%d): set twice without a WaitFlag in between (%s%s"
+                                     "undefined behaviour on the device; a later PipeBarrier would hang)",
+                                     ascrun::sync::event_name(event), eventID, first.empty() ? "" : "first set",
+                                     first.empty() ? "" : (first + "; ").c_str()));
     }
     if (b.pipes) {
         const auto from = ascrun::sync::event_pipe(event, false), to = ascrun::sync::event_pipe(event, true);
@@ -191,10 +201,11 @@ void SetFlag(int32_t eventID) {
             const ascrun::pipes::Stamp stamp = b.pipes->signal(from);
             if (!b.pipes->release(key, from)) {
                 ascrun::fault(ascrun::format(
-                    "SetFlag<HardEvent::%s>(%d) is never reached: %s runs it only after the WaitFlag<HardEvent::%s>(%d) "
+                    "SetFlag<HardEvent::%s>(%d) is never reached: %s runs it only after the WaitFlag<HardEvent::%s>(%d)%s "
                     "on %s that waits for it (through the flags between the pipes: a deadlock, the device would hang)",
                     ascrun::sync::event_name(event), eventID, ascrun::pipes::pipe_name(from),
-                    ascrun::sync::event_name(event), eventID, ascrun::pipes::pipe_name(to)));
+                    ascrun::sync::event_name(event), eventID,
+                    ascrun::sync::flag_site_text(b, event, eventID).c_str(), ascrun::pipes::pipe_name(to)));
             }
             b.pipes->wait(to, stamp);
         } else {
@@ -202,6 +213,7 @@ void SetFlag(int32_t eventID) {
         }
     }
     ++slot;
+    b.flag_sites[static_cast<uint32_t>(event)][eventID] = ascrun::tls_site;
 }
 
 template <HardEvent event>
@@ -209,9 +221,10 @@ void WaitFlag(int32_t eventID) {
     ascrun::BlockContext& b = ascrun::enter();
     int8_t& slot = ascrun::sync::flag_slot(b, "WaitFlag", event, eventID);
     if (slot < 0) {
-        ascrun::fault(ascrun::format("WaitFlag<HardEvent::%s>(%d): a second WaitFlag while the first still waits for "
+        ascrun::fault(ascrun::format("WaitFlag<HardEvent::%s>(%d): a second WaitFlag while the first%s still waits for "
                                      "its SetFlag (the device would hang)",
-                                     ascrun::sync::event_name(event), eventID));
+                                     ascrun::sync::event_name(event), eventID,
+                                     ascrun::sync::flag_site_text(b, event, eventID).c_str()));
     }
     if (b.pipes) {
         const auto to = ascrun::sync::event_pipe(event, true);
@@ -224,6 +237,7 @@ void WaitFlag(int32_t eventID) {
         }
     }
     --slot;
+    b.flag_sites[static_cast<uint32_t>(event)][eventID] = ascrun::tls_site;
 }
 
 template <pipe_t pipe>

@@ -94,6 +94,29 @@ void binary_masked(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTenso
     });
 }
 
+// The count form for the dtypes kernels use most, compiled once per toolchain (vector/binary.cpp):
+// a kernel's build then only calls it (about a sixth of a small kernel's build, bench/build_time.py).
+#define ASCRUN_BINARY_COUNT_INSTANCE(EXTERN, OP, T)                                                        \
+    EXTERN template void binary_count<OP, T>(const AscendC::LocalTensor<T>&, const AscendC::LocalTensor<T>&,\
+                                             const AscendC::LocalTensor<T>&, int32_t);
+#define ASCRUN_BINARY_COUNT_INSTANCES(EXTERN)                                                              \
+    ASCRUN_BINARY_COUNT_INSTANCE(EXTERN, AddOp, half)                                                      \
+    ASCRUN_BINARY_COUNT_INSTANCE(EXTERN, AddOp, float)                                                     \
+    ASCRUN_BINARY_COUNT_INSTANCE(EXTERN, AddOp, int32_t)                                                   \
+    ASCRUN_BINARY_COUNT_INSTANCE(EXTERN, SubOp, half)                                                      \
+    ASCRUN_BINARY_COUNT_INSTANCE(EXTERN, SubOp, float)                                                     \
+    ASCRUN_BINARY_COUNT_INSTANCE(EXTERN, SubOp, int32_t)                                                   \
+    ASCRUN_BINARY_COUNT_INSTANCE(EXTERN, MulOp, half)                                                      \
+    ASCRUN_BINARY_COUNT_INSTANCE(EXTERN, MulOp, float)                                                     \
+    ASCRUN_BINARY_COUNT_INSTANCE(EXTERN, MulOp, int32_t)                                                   \
+    ASCRUN_BINARY_COUNT_INSTANCE(EXTERN, DivOp, half)                                                      \
+    ASCRUN_BINARY_COUNT_INSTANCE(EXTERN, DivOp, float)                                                     \
+    ASCRUN_BINARY_COUNT_INSTANCE(EXTERN, MaxOp, half)                                                      \
+    ASCRUN_BINARY_COUNT_INSTANCE(EXTERN, MaxOp, float)                                                     \
+    ASCRUN_BINARY_COUNT_INSTANCE(EXTERN, MinOp, half)                                                      \
+    ASCRUN_BINARY_COUNT_INSTANCE(EXTERN, MinOp, float)
+ASCRUN_BINARY_COUNT_INSTANCES(extern)
+
 }  // namespace vec
 }  // namespace ascrun
 

@@ -1,5 +1,5 @@
-// ascrun cpu runtime: the type-independent parts of DataCopy (vector/data_copy.h), compiled once
-// per toolchain.
+// ascrun cpu runtime: the type-independent parts of DataCopy (vector/data_copy.h) and the count forms
+// it declares extern, compiled once per toolchain.
 #include "ascrun/vector/data_copy.h"
 
 #pragma GCC visibility push(hidden)
@@ -23,5 +23,11 @@ uint64_t moved_elements(BlockContext& b, const char* api, uint64_t count, size_t
 
 }  // namespace copy
 }  // namespace ascrun
+
+namespace AscendC {
+
+ASCRUN_DATA_COPY_INSTANCES()
+
+}  // namespace AscendC
 
 #pragma GCC visibility pop

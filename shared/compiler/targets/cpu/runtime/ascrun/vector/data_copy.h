@@ -319,6 +319,17 @@ void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const Da
     ascrun::copy::pad_ub_to_gm<T>(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride);
 }
 
+// The count forms GM <-> local for the dtypes kernels use most, compiled once per toolchain
+// (vector/data_copy.cpp): a kernel's build then only calls them.
+#define ASCRUN_DATA_COPY_INSTANCE(EXTERN, T)                                                               \
+    EXTERN template void DataCopy<T>(const LocalTensor<T>&, const GlobalTensor<T>&, const uint32_t);       \
+    EXTERN template void DataCopy<T>(const GlobalTensor<T>&, const LocalTensor<T>&, const uint32_t);
+#define ASCRUN_DATA_COPY_INSTANCES(EXTERN)                                                                 \
+    ASCRUN_DATA_COPY_INSTANCE(EXTERN, half)                                                                \
+    ASCRUN_DATA_COPY_INSTANCE(EXTERN, float)                                                               \
+    ASCRUN_DATA_COPY_INSTANCE(EXTERN, int32_t)
+ASCRUN_DATA_COPY_INSTANCES(extern)
+
 }  // namespace AscendC
 
 #pragma GCC visibility pop
