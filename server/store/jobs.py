@@ -178,10 +178,9 @@ class JobStore:
         that already ended (reaped or cancelled while queued) comes back as it is, unchanged. Two
         round trips: this is on every launch's path."""
         with self.connection.pipeline(transaction=False) as pipe:
-            pipe.mget(job_key(job_id), final_key(job_id))
-            pipe.get(spec_key(job_id))
+            pipe.mget(job_key(job_id), final_key(job_id), spec_key(job_id))
             pipe.hgetall(inputs_key(job_id))
-            (raw, final), raw_spec, inputs = pipe.execute()
+            (raw, final, raw_spec), inputs = pipe.execute()
         record = merge_record(raw, final) or {"id": job_id}
         if record.get("status") in TERMINAL:
             return record, None
