@@ -156,8 +156,9 @@ class Edge:
     async def _meter(self, who: Tenant) -> None:
         """Charge the submission to the tenant's minute before anything reads or checks it."""
         key = rate_key(who.name, time.time())
-        async with self.connection.pipeline(transaction=True) as pipe:
-            count, _ = await pipe.incr(key).expire(key, 2 * RATE_WINDOW_S).execute()
+        count = await self.connection.incr(key)
+        if count == 1:  # the minute's first: its key is new (it outlives its minute by one)
+            await self.connection.expire(key, 2 * RATE_WINDOW_S)
         if count > who.limits.launches_per_minute:
             raise Refused(Kind.LIMIT, f"more than {who.limits.launches_per_minute} launches this minute "
                                       "(launches_per_minute; refused ones count too)", 429)

@@ -16,6 +16,7 @@ import redis
 import ascrun
 import ops
 from ascrun.args import prepare
+from ascrun.server.store.share import SPENT_TTL_S, Shares, running_key
 from conftest import Service, ghost_worker, start_redis
 
 pytestmark = pytest.mark.service
@@ -118,3 +119,21 @@ def test_one_turn_per_tenant_however_many_queues_its_jobs_spread_over(pool, tmp_
 def _with_soc(submission, soc):
     body, blobs = submission
     return {**body, "soc": soc}, blobs
+
+
+def test_every_minute_of_spending_expires(redis_url):
+    """A minute's spending key gets its expiry from the charge that made it (the claim's, a beat's, or
+    a release's in a minute nobody charged before): none is left to live forever."""
+    tenant = f"expiry-{time.time_ns()}"
+    with redis.Redis.from_url(redis_url) as connection:
+        shares = Shares(connection, slot_ttl_s=5, ahead_s=1)
+        for job in ("same-minute", "next-minute"):
+            assert shares.claim(tenant, job)
+            if job == "next-minute":  # as if the job ran into the next minute: its key is not there yet
+                shares._charged_minute[job] -= 1
+                connection.delete(*connection.keys(f"ascrun:tenant:{tenant}:worker-ms:*"))
+            shares.release(tenant, "cpu", job, charged_s=1, spent_s=0.25)
+            keys = connection.keys(f"ascrun:tenant:{tenant}:worker-ms:*")
+            assert len(keys) == 1 and 0 < connection.ttl(keys[0]) <= SPENT_TTL_S, job
+        assert int(connection.get(keys[0])) == -750  # the refund of the job whose charge went elsewhere
+        connection.delete(*keys, running_key(tenant))

@@ -4,6 +4,7 @@ and how /metrics is protected."""
 import hashlib
 import json
 import sys
+import uuid
 
 import httpx
 import numpy as np
@@ -15,6 +16,7 @@ import ascrun
 import faulty
 import ops
 from ascrun.compiler.errors import Kind
+from ascrun.server.metrics import recorder
 from ascrun.server.store.jobs import JobStore
 from conftest import LIVENESS, Service, _free_port, ghost_worker, own_service, start_redis
 
@@ -229,3 +231,24 @@ def test_a_scrape_without_redis_says_so(guarded):
     samples = scrape(metrics_url)
     assert value(samples, "ascrun_metrics_redis_up") == 0
     assert not any(name.startswith("ascrun_jobs") for name, _ in samples)
+
+
+def test_pending_deltas_fold_to_what_each_increment_would_have_made(redis_url):
+    """Jobs' packed deltas, folded (summed per field), leave the hash as their increments one by one
+    would: counts exactly, a sum incremented once exactly, a sum of several to its last digits."""
+    rng = np.random.default_rng(7)
+    deltas = [[["count", str(int(n)), "i"], ["sum", repr(float(s)), "f"]]
+              + [["lone", repr(float(s))[:9], "f"]] * (i == 3)
+              for i, (n, s) in enumerate(zip(rng.integers(1, 1 << 40, 20), rng.random(20) * 1e-3))]
+    folded, one_by_one, pending = (f"ascrun-test:{k}:{uuid.uuid4().hex}" for k in ("folded", "direct", "pending"))
+    with redis.Redis.from_url(redis_url) as connection:
+        for delta in deltas:
+            connection.rpush(pending, json.dumps(delta))
+            for field, amount, kind in delta:
+                (connection.hincrby if kind == "i" else connection.hincrbyfloat)(one_by_one, field, amount)
+        connection.register_script(recorder.FOLD_LUA + "fold_metrics(KEYS[1], KEYS[2])")(keys=[pending, folded])
+        got, want = connection.hgetall(folded), connection.hgetall(one_by_one)
+        assert not connection.exists(pending)
+        connection.delete(folded, one_by_one)
+    assert got[b"count"] == want[b"count"] and got[b"lone"] == want[b"lone"]
+    assert float(got[b"sum"]) == pytest.approx(float(want[b"sum"]), rel=1e-14)

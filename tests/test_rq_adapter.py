@@ -9,6 +9,7 @@ import uuid
 import pytest
 import redis
 import rq
+from rq.executions import ExecutionRegistry
 from rq.job import Job
 from rq.job import JobStatus as RqJobStatus
 from rq.queue import Queue
@@ -67,6 +68,19 @@ def observe() -> list:
     state = rq_adapter.job_state(connection, job_id)
     return [worker, state.status, state.started_at, state.origin, rq_adapter.queue_key(state.origin),
             connection.lpos(rq_adapter.queue_key(state.origin), job_id)]
+
+
+def started_view() -> list:
+    """What RQ says of the job running it and of its worker: the job's status, worker and heartbeat,
+    the started registry, the worker's hash, the run's execution record, the intermediate list."""
+    job = rq.get_current_job()
+    connection, worker = rq_adapter.current_job()
+    fields = connection.hmget(f"rq:worker:{worker}", "state", "current_job", "current_job_working_time")
+    heartbeat = Job.fetch(job.id, connection=connection, serializer=rq_adapter.SERIALIZER).last_heartbeat
+    return [job.get_status(refresh=True), job.worker_name, heartbeat is not None,
+            job.id in job.started_job_registry.get_job_ids(), [f.decode() for f in fields],
+            len(ExecutionRegistry(job_id=job.id, connection=connection).get_executions()),
+            rq_adapter.Taken(connection, job.origin).holds(job.id)]
 
 
 def note(key: str, tag: str) -> None:
@@ -173,6 +187,33 @@ def test_a_worker_of_one_queue_empties_the_intermediate_list_when_it_starts_the_
     _work(Simple([queue], connection=connection, serializer=rq_adapter.SERIALIZER, name=_name("worker")))
     assert not rq_adapter.Taken(connection, queue).holds(job_id), \
         f"a job its worker started stays in the intermediate list {UPGRADE}"
+
+
+class Lean(rq_adapter.LeanRuns, Simple):
+    pass
+
+
+def test_a_lean_run_is_started_and_ended_as_rq_does_it(connection):
+    """The ascrun worker writes a job's start in one transaction, and its end without what
+    dependent jobs need (rq_adapter.LeanRuns): RQ sees it started by that worker, in its started
+    registry with an execution record, the worker busy with it, as RQ's own steps leave it; once
+    it ends, none of that is left, and its hash, result and finished registry are RQ's."""
+    views = []
+    for worker_class in (Simple, Lean):
+        queue = _name("one-step")
+        job_id = _enqueue(connection, queue, "test_rq_adapter.started_view")
+        worker = _name("worker")
+        _work(worker_class([queue], connection=connection, serializer=rq_adapter.SERIALIZER, name=worker))
+        job = Job.fetch(job_id, connection=connection, serializer=rq_adapter.SERIALIZER)
+        assert job.is_finished, f"the job did not run: {job.get_status()}, {job.latest_result()}"
+        assert job.return_value() == ["started", worker, True, True, ["busy", job_id, "0"], 1, False], UPGRADE
+        assert job.last_heartbeat >= job.started_at and rq_adapter.runs(connection, job_id) == 1, UPGRADE
+        assert not job.started_job_registry.get_job_ids(), UPGRADE
+        assert not ExecutionRegistry(job_id=job_id, connection=connection).get_executions(), UPGRADE
+        assert 0 < connection.ttl(job.key) <= 600 and job_id in job.finished_job_registry.get_job_ids(), UPGRADE
+        assert connection.hget(f"rq:worker:{worker}", "successful_job_count") == b"1", UPGRADE
+        views.append(connection.hgetall(job.key).keys())
+    assert views[0] == views[1], "the job's hash has other fields than RQ's own run leaves"
 
 
 def test_a_run_leaves_one_json_result(connection):

@@ -3,10 +3,14 @@ API's reaper) adds is what every API server's /metrics shows. scrape.py turns th
 Prometheus text at scrape time, with the queue depths and live workers read from the store then.
 
 One hash, ascrun:metrics (store/keys.py's METRICS), field JSON [series, label values...] -> a
-count or a sum. A histogram is a count per bucket (not cumulative: one HINCRBY per observation),
+count or a sum. A histogram is a count per bucket (not cumulative: one increment per observation),
 and its sum. Recording never fails what it records: a Redis error drops the sample,
 not the job. The store records each job's end here (store/jobs.py), so this module imports
 nothing of the store but its keys.
+
+A job's end is a dozen increments: on the launch path they go as one packed delta (job_delta), which
+the job's finish script pushes on ascrun:metrics-pending; FOLD_LUA adds the pending deltas into
+the hash, summed per field, whenever a reader reads it (recorded) or FOLD_AT deltas wait.
 """
 from __future__ import annotations
 
@@ -58,26 +62,72 @@ def _output_bytes(output: Dict[str, Any]) -> int:
     return int(np.prod(output["shape"], dtype=np.int64)) * storage_dtype(output["dtype"]).itemsize
 
 
-def job_ended(connection: redis.Redis, record: Dict[str, Any]) -> None:
-    """A job reached its terminal record (store.jobs.JobStore.finish, once per job): its outcome, the
-    time of each stage it went through, its cache hits and misses, its inline outputs' bytes."""
+class _Delta:
+    """Increments packed for FOLD_LUA, in the order they were made: [field, amount, "i" or "f"]
+    (an amount as redis-py would send it to HINCRBY or HINCRBYFLOAT)."""
+
+    def __init__(self):
+        self.increments: List[List[str]] = []
+
+    def hincrby(self, _key: str, field: str, amount: int) -> None:
+        self.increments.append([field, str(amount), "i"])
+
+    def hincrbyfloat(self, _key: str, field: str, amount: float) -> None:
+        self.increments.append([field, repr(amount), "f"])
+
+
+def job_delta(record: Dict[str, Any]) -> str:
+    """What a job reaching its terminal record (store.jobs.JobStore.finish, once per job) adds: its
+    outcome, the time of each stage it went through, its cache hits and misses, its inline outputs'
+    bytes. Packed for FOLD_LUA: the finish script pushes it on PENDING."""
     tenant, target, soc = record.get("tenant", ""), record.get("target", "unknown"), record.get("soc") or NO_SOC
     error = record.get("error") or {}
-    try:
-        with connection.pipeline(transaction=False) as pipe:
-            _count(pipe, "jobs", (tenant, target, soc, record["status"], error.get("kind", "none")))
-            for stage, seconds in (record.get("timings") or {}).items():
-                if stage in JOB_STAGES:
-                    _observe(pipe, "stage_seconds", (tenant, target, stage), seconds)
-            for stage, result in (record.get("cache") or {}).items():
-                if stage in CACHED_STAGES:
-                    _count(pipe, "cache", (tenant, target, stage, result))
-            inline = sum(_output_bytes(o) for o in (record.get("outputs") or {}).values() if "data" in o)
-            if inline:
-                _count(pipe, "bytes", (tenant, "out", "inline"), inline)
-            pipe.execute()
-    except redis.RedisError:
-        pass
+    delta = _Delta()
+    _count(delta, "jobs", (tenant, target, soc, record["status"], error.get("kind", "none")))
+    for stage, seconds in (record.get("timings") or {}).items():
+        if stage in JOB_STAGES:
+            _observe(delta, "stage_seconds", (tenant, target, stage), seconds)
+    for stage, result in (record.get("cache") or {}).items():
+        if stage in CACHED_STAGES:
+            _count(delta, "cache", (tenant, target, stage, result))
+    inline = sum(_output_bytes(o) for o in (record.get("outputs") or {}).values() if "data" in o)
+    if inline:
+        _count(delta, "bytes", (tenant, "out", "inline"), inline)
+    return json.dumps(delta.increments)
+
+
+PENDING = f"{METRICS}-pending"  # list of job_delta()s not yet added to METRICS
+FOLD_AT = 100  # a finish script folds the pending deltas once this many wait (no reader read them)
+# fold_metrics(pending, metrics): each field's increments summed, one HINCRBY or HINCRBYFLOAT a
+# field; a float field incremented once gets its amount as sent (as a lone HINCRBYFLOAT would).
+FOLD_LUA = """
+local function fold_metrics(pending, metrics)
+  local deltas = redis.call('LRANGE', pending, 0, -1)
+  if #deltas == 0 then return end
+  redis.call('DEL', pending)
+  local sums, sent, floats, order = {}, {}, {}, {}
+  for _, delta in ipairs(deltas) do
+    for _, inc in ipairs(cjson.decode(delta)) do
+      local field = inc[1]
+      if sums[field] == nil then table.insert(order, field) sums[field] = 0 sent[field] = inc[2]
+      else sent[field] = nil end
+      sums[field] = sums[field] + tonumber(inc[2])
+      floats[field] = inc[3] == 'f'
+    end
+  end
+  for _, field in ipairs(order) do
+    if floats[field] then
+      redis.call('HINCRBYFLOAT', metrics, field, sent[field] or string.format('%.17g', sums[field]))
+    else
+      redis.call('HINCRBY', metrics, field, string.format('%d', sums[field]))
+    end
+  end
+end
+"""
+READ_LUA = FOLD_LUA + """
+fold_metrics(KEYS[2], KEYS[1])
+return redis.call('HGETALL', KEYS[1])
+"""
 
 
 def worker_time(pipe: redis.client.Pipeline, tenant: str, target: str, seconds: float) -> None:
@@ -127,7 +177,8 @@ async def refused(connection: aioredis.Redis, tenant: str, reason: str) -> None:
 def recorded(connection: redis.Redis) -> Dict[str, List[Tuple[Tuple[str, ...], float]]]:
     """Every recorded series -> [(label values, value)]."""
     series: Dict[str, List[Tuple[Tuple[str, ...], float]]] = {}
-    for field, value in connection.hgetall(METRICS).items():
+    found = connection.register_script(READ_LUA)(keys=[METRICS, PENDING])
+    for field, value in zip(found[0::2], found[1::2]):
         name, *labels = json.loads(field)
         series.setdefault(name, []).append((tuple(labels), float(value)))
     return series

@@ -12,11 +12,12 @@ from .keys import tenant_key
 
 ACCOUNT_LUA = """
 local function release_expired(expiries, sizes, stored, now)
-  for _, member in ipairs(redis.call('ZRANGEBYSCORE', expiries, '-inf', now)) do
+  local expired = redis.call('ZRANGEBYSCORE', expiries, '-inf', now)
+  for _, member in ipairs(expired) do
     local size = redis.call('HGET', sizes, member)
     if size then redis.call('DECRBY', stored, size) redis.call('HDEL', sizes, member) end
   end
-  redis.call('ZREMRANGEBYSCORE', expiries, '-inf', now)
+  if #expired > 0 then redis.call('ZREMRANGEBYSCORE', expiries, '-inf', now) end
 end
 """
 

@@ -57,7 +57,8 @@ def _move(record: Dict[str, Any], new: JobStatus, **changes: Any) -> None:
 # ended job keeps for result_ttl_s (its terminal record, summary, trace and frontend key) is
 # charged to its tenant's stored bytes in the same step, as the account's member job:<id> with
 # that expiry (account.py); a job whose tenant is unknown (its record was lost) is charged to none.
-FINISH_LUA = ACCOUNT_LUA + """
+# What the job adds to the metrics goes with it, packed (recorder.job_delta).
+FINISH_LUA = ACCOUNT_LUA + recorder.FOLD_LUA + """
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then return 0 end
 if ARGV[4] ~= '' then redis.call('SET', KEYS[7], ARGV[4], 'EX', ARGV[2]) end
 if ARGV[5] ~= '' then redis.call('SET', KEYS[8], ARGV[5], 'EX', ARGV[2]) end
@@ -74,6 +75,7 @@ if ARGV[8] == '1' then
   redis.call('HSET', KEYS[14], member, kept)
   redis.call('INCRBY', KEYS[15], kept)
 end
+if redis.call('RPUSH', KEYS[17], ARGV[9]) >= tonumber(ARGV[10]) then fold_metrics(KEYS[17], KEYS[16]) end
 redis.call('PUBLISH', KEYS[6], ARGV[1])
 return 1
 """
@@ -110,7 +112,7 @@ redis.call('ZADD', KEYS[6], ARGV[8], ARGV[1])
 -- short id's job there): the expired leave both
 local expired = redis.call('ZRANGEBYSCORE', KEYS[6], 0, ARGV[8] - ARGV[7])
 for i = 1, #expired, 1000 do redis.call('ZREM', KEYS[12], unpack(expired, i, math.min(i + 999, #expired))) end
-redis.call('ZREMRANGEBYSCORE', KEYS[6], 0, ARGV[8] - ARGV[7])
+if #expired > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[6], 0, ARGV[8] - ARGV[7]) end
 redis.call('ZADD', KEYS[12], 0, ARGV[1])
 if ARGV[9] ~= '' then redis.call('SET', KEYS[2], ARGV[9], 'EX', ARGV[7]) end
 if #ARGV > 15 then
@@ -176,10 +178,9 @@ class JobStore:
         that already ended (reaped or cancelled while queued) comes back as it is, unchanged. Two
         round trips: this is on every launch's path."""
         with self.connection.pipeline(transaction=False) as pipe:
-            pipe.mget(job_key(job_id), final_key(job_id))
-            pipe.get(spec_key(job_id))
+            pipe.mget(job_key(job_id), final_key(job_id), spec_key(job_id))
             pipe.hgetall(inputs_key(job_id))
-            (raw, final), raw_spec, inputs = pipe.execute()
+            (raw, final, raw_spec), inputs = pipe.execute()
         record = merge_record(raw, final) or {"id": job_id}
         if record.get("status") in TERMINAL:
             return record, None
@@ -230,13 +231,12 @@ class JobStore:
         tenant = record.get("tenant", "")  # none: keys that never exist, and nobody charged
         won = self._finish(keys=[final_key(job_id), tenant_key(tenant, "active"), STARTED, QUEUED, alive_key(job_id),
                                  done_channel(job_id), files_key(job_id), trace_key(job_id), summary_key(job_id),
-                                 spec_key(job_id), inputs_key(job_id), job_key(job_id), *account_keys(tenant)],
+                                 spec_key(job_id), inputs_key(job_id), job_key(job_id), *account_keys(tenant),
+                                 recorder.METRICS, recorder.PENDING],
                            args=[json.dumps(record), self.settings.result_ttl_s, job_id, frontend_key or "",
-                                 trace or "", summarize(record), ended_at, int(bool(tenant))])
-        if not won:
-            return None
-        recorder.job_ended(self.connection, record)
-        return status
+                                 trace or "", summarize(record), ended_at, int(bool(tenant)),
+                                 recorder.job_delta(record), recorder.FOLD_AT])
+        return status if won else None
 
     def fail(self, job_id: str, kind: str, message: str, record: Optional[Dict[str, Any]] = None,
              frontend_key: Optional[str] = None, python: Optional[List[Dict[str, Any]]] = None,

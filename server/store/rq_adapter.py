@@ -15,12 +15,14 @@ from typing import NamedTuple, Optional, Sequence, Tuple
 
 import redis
 from rq import get_current_job
+from rq.executions import Execution
 from rq.intermediate_queue import IntermediateQueue
 from rq.job import Job
 from rq.queue import Queue
 from rq.results import Result
 from rq.serializers import JSONSerializer
-from rq.utils import now, utcparse
+from rq.utils import now, utcformat, utcparse
+from rq.worker import WorkerStatus
 
 SERIALIZER = JSONSerializer  # every ascrun queue and worker speaks JSON: no pickle
 WAITING = ("queued", "deferred", "scheduled")  # RQ's states of a job not started (one a worker took still says queued)
@@ -117,6 +119,53 @@ def put_back(connection: redis.Redis, queue: str, rq_id: str) -> None:
         pipe.lrem(IntermediateQueue(queue_key(queue), connection).key, 0, rq_id)
         pipe.lpush(queue_key(queue), rq_id)
         pipe.execute()
+
+
+class LeanRuns:
+    """A mixin for an RQ worker running jobs in its own process, writing less on every job's path.
+    Its start: what RQ writes (prepare_execution, then prepare_job_execution: the run's execution
+    record and the started registry's member, the worker busy with the job and beating, the job's
+    hash started, the job taken out of the intermediate list), in one transaction, each hash once:
+    RQ 2.12 takes two transactions, writing the worker's hash in five HSETs and the job's in two
+    (16 commands, here 10). Its success: as RQ's, without what only jobs depending on others or
+    repeating need (ascrun enqueues neither): the WATCH and read of the job's dependents, and the expiry of its
+    dependents and dependencies keys, which do not exist."""
+
+    def prepare_execution(self, job: Job) -> Optional[Execution]:
+        return self.execution  # made with the job's start (prepare_job_execution)
+
+    def prepare_job_execution(self, job: Job, remove_from_intermediate_queue: bool = False) -> None:
+        with self.connection.pipeline() as pipe:
+            ttl = self.get_heartbeat_ttl(job)
+            self.execution = Execution.create(job, ttl, pipeline=pipe, worker_name=self.name)
+            self._state, self.current_job_working_time, self.last_heartbeat = WorkerStatus.BUSY, 0, now()
+            pipe.hset(self.key, mapping={"state": self._state, "current_job": job.id, "current_job_working_time": 0,
+                                         "last_heartbeat": utcformat(self.last_heartbeat)})
+            pipe.expire(self.key, ttl)
+            job.prepare_for_execution(self.name, pipeline=pipe)  # its hash's heartbeat among its fields
+            if remove_from_intermediate_queue:
+                pipe.lrem(IntermediateQueue(queue_key(job.origin), self.connection).key, 1, job.id)
+            pipe.execute()
+
+    def handle_execution_ended(self, job: Job, queue: Queue, heartbeat_ttl: int) -> None:
+        """RQ writes the job's heartbeat once more here: its hash is saved whole right after (its
+        end, handle_job_success or handle_job_failure), this heartbeat among its fields."""
+        job.ended_at = job.last_heartbeat = now()
+
+    def handle_job_success(self, job: Job, queue: Queue, started_job_registry) -> None:
+        with self.connection.pipeline() as pipe:
+            self.increment_successful_job_count(pipeline=pipe)
+            self.increment_total_working_time(job.ended_at - job.started_at, pipe)
+            result_ttl = job.get_result_ttl(self.default_result_ttl)
+            if result_ttl != 0:
+                job._handle_success(result_ttl, pipeline=pipe, worker_name=self.name, execution_id=self.execution.id,
+                                    execution_started_at=self.execution.created_at, execution_ended_at=job.ended_at)
+            if result_ttl > 0:
+                pipe.expire(job.key, result_ttl)
+            else:
+                job.cleanup(result_ttl, pipeline=pipe, remove_from_queue=False)
+            self.cleanup_execution(job, pipeline=pipe)
+            pipe.execute()
 
 
 def subscribe_commands(worker, poll_s: float) -> None:

@@ -13,7 +13,7 @@ tenants file."""
 from __future__ import annotations
 
 import time
-from typing import Collection, Set
+from typing import Collection, Dict, Set
 
 import redis
 
@@ -71,8 +71,7 @@ if share then
 end
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
 redis.call('EXPIRE', KEYS[2], 86400)
-redis.call('INCRBY', KEYS[3], ARGV[5])
-redis.call('EXPIRE', KEYS[3], ARGV[6])
+if redis.call('INCRBY', KEYS[3], ARGV[5]) == tonumber(ARGV[5]) then redis.call('EXPIRE', KEYS[3], ARGV[6]) end
 return 1
 """
 
@@ -86,6 +85,7 @@ class Shares:
         self.ahead_s = ahead_s  # the worker time charged ahead of each beat
         self._blocked = connection.register_script(BLOCKED_LUA)
         self._claim = connection.register_script(CLAIM_LUA)
+        self._charged_minute: Dict[str, int] = {}  # job -> the last minute its claim or a beat charged
 
     def blocked(self, tenants: Collection[str]) -> Set[str]:
         """The tenants, of `tenants`, at their running-jobs cap or out of worker-seconds this minute."""
@@ -100,8 +100,11 @@ class Shares:
     def claim(self, tenant: str, job: str) -> bool:
         """A running slot for `job` and ahead_s of worker time charged, unless the tenant is at a limit."""
         now = time.time()
-        return bool(self._claim(keys=[SHARES, running_key(tenant), spent_key(tenant, int(now // 60))],
-                                args=[tenant, job, now, now - self.slot_ttl_s, _ms(self.ahead_s), SPENT_TTL_S]))
+        claimed = bool(self._claim(keys=[SHARES, running_key(tenant), spent_key(tenant, int(now // 60))],
+                                   args=[tenant, job, now, now - self.slot_ttl_s, _ms(self.ahead_s), SPENT_TTL_S]))
+        if claimed:
+            self._charged_minute[job] = int(now // 60)
+        return claimed
 
     def beat(self, tenant: str, job: str) -> None:
         """The job still runs: its slot lives on and the next ahead_s is charged."""
@@ -112,15 +115,20 @@ class Shares:
             pipe.incrby(key, _ms(self.ahead_s))
             pipe.expire(key, SPENT_TTL_S)
             pipe.execute()
+        self._charged_minute[job] = int(now // 60)
 
     def release(self, tenant: str, target: str, job: str, charged_s: float, spent_s: float) -> None:
         """The job (on `target`) ended after `spent_s` of worker time, `charged_s` of which was
         charged ahead: its slot is free, the difference is settled (a refund if it ended early) and
-        the tenant's worker time counted in the metrics, in one round trip."""
-        key = spent_key(tenant, int(time.time() // 60))
+        the tenant's worker time counted in the metrics, in one round trip. A minute's spending is
+        given its expiry by the charge that made its key: the claim's or a beat's, if they charged
+        this minute."""
+        minute = int(time.time() // 60)
+        key = spent_key(tenant, minute)
         with self.connection.pipeline(transaction=False) as pipe:
             pipe.zrem(running_key(tenant), job)
             pipe.incrby(key, _ms(spent_s) - _ms(charged_s))
-            pipe.expire(key, SPENT_TTL_S)
+            if self._charged_minute.pop(job, None) != minute:
+                pipe.expire(key, SPENT_TTL_S)
             recorder.worker_time(pipe, tenant, target, spent_s)
             pipe.execute()

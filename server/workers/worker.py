@@ -36,7 +36,7 @@ BOOKKEEPING_S = 1.0  # RQ's worker heartbeat and suspension check, at most this 
 COMMANDS_POLL_S = 1.0  # RQ's command channel thread wakes this often (RQ: 60 s), so the worker stops within it
 
 
-class AscrunWorker(RoundRobinWorker):
+class AscrunWorker(rq_adapter.LeanRuns, RoundRobinWorker):
     """RQ's round-robin worker over every tenant's queue of its targets (queues.served_queues, read
     anew each settings.queue_refresh_s, so a tenant's first job needs no restart), one turn per
     tenant however many queues it has, skipping a tenant at its share of the workers
@@ -106,8 +106,7 @@ class AscrunWorker(RoundRobinWorker):
     def execute_job(self, job, queue):
         """In this process, as SimpleWorker does; the job's own deadline kills its jails."""
         with self._share(self.place(queue), job.id):
-            self.prepare_execution(job)
-            self.perform_job(job, queue)
+            self.perform_job(job, queue)  # its start in one step (rq_adapter.LeanRuns)
         self.set_state(WorkerStatus.IDLE)
 
     @contextmanager
