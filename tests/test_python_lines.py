@@ -10,7 +10,7 @@ import faulty
 from conftest import kernel_line
 import python_lines as kernels
 from kernels import hazards, report
-from ascrun.compiler.frontend import name_sites, python_line, without_sites
+from ascrun.compiler.frontend import name_sites, site_tokens, without_sites
 
 pytestmark = pytest.mark.kernel
 
@@ -113,9 +113,28 @@ def test_a_cpp_build_error_names_the_python_line_and_the_kernels_types():
 @pytest.mark.unit
 def test_a_cpp_line_maps_to_the_statement_marked_above_it():
     source = "void k() {\n  ascrun::at(2);\n  AscendC::Add(a, b, c, 64);\n  ascrun::at(1);\n}\n"
-    assert [python_line(source, line) for line in (1, 2, 3, 4, 5)] == [None, "py#2", "py#2", "py#1", "py#1"]
+    assert site_tokens(source)[:5] == [None, "py#2", "py#2", "py#1", "py#1"]
     sites = ("/a/k.py:28", "/b/helpers.py:30")
     assert name_sites("py#2: block 0: V Add reads UB written by MTE2 DataCopy at py#1", sites) == (
         "/b/helpers.py:30: block 0: V Add reads UB written by MTE2 DataCopy at /a/k.py:28")
     assert name_sites("py#0, py#3 and xpy#1", sites) == "py#0, py#3 and xpy#1"  # not sites of the kernel's
     assert without_sites(source) == "void k() {\n  AscendC::Add(a, b, c, 64);\n}\n"
+
+
+@pytest.mark.unit
+def test_removing_the_markers_cannot_turn_a_checked_comment_into_a_directive():
+    """A compromised frontend's C++ that passes the source guard: a // comment whose marker follows a
+    form feed (a line break to str.splitlines, spacing to a C++ compiler). Removing the markers for
+    bisheng must not end the comment there, so that the #include below stays inside /* */."""
+    from ascrun.compiler.source_guard import check_source
+    source = 'void k() {\n// x\fascrun::at(1);\n/* \n#include "/etc/passwd"\n*/\n}\n'
+    check_source(source, "k")
+    assert without_sites(source) == source  # not a marker line: kept whole, the comment as checked
+    assert site_tokens(source)[1] is None
+
+
+@pytest.mark.unit
+def test_a_site_token_of_any_length_is_text_not_a_failure():
+    """Warnings come from the run jail: a token too long for a site is left as it is."""
+    token = "py#" + "9" * 5000
+    assert name_sites(token, ("/a/k.py:1",)) == token

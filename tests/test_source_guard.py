@@ -82,6 +82,19 @@ def test_a_hijacked_frontends_metadata_is_refused(add_example, tmp_path, change,
     assert (error.kind, str(error)) == ("runtime_error", said)
 
 
+@pytest.mark.parametrize("forge", [
+    lambda file: (f"{file}:12\nerror: made up by the frontend",),  # text after the line number
+    lambda file: (f"{file}:x",),
+    lambda file: (f"{file}:0",),
+    lambda file: (f"{file}:1",) * 100_000,  # more sites than the kernel has lines: a message's size
+])
+def test_a_hijacked_frontends_sites_are_refused(add_example, tmp_path, forge):
+    error = _answer(add_example, tmp_path,
+                    lambda r: dataclasses.replace(r, sites=forge(r.sites[0].rpartition(":")[0])))
+    assert (error.kind, str(error)) == ("runtime_error", "the frontend answered sites that are not lines of the "
+                                                         "kernel's files for 'vadd_kernel'")
+
+
 def test_a_frontend_answer_over_its_size_is_a_limit(add_example, tmp_path):
     error = _answer(add_example, tmp_path, lambda r: dataclasses.replace(r, ir="x" * (4 << 20) + "x"))
     assert (error.kind, str(error)) == ("limit", f"the ASC-IR generated for 'vadd_kernel' is {(4 << 20) + 1} bytes, "

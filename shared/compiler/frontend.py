@@ -272,8 +272,9 @@ def _guard_ir_builder() -> None:
 # and warnings, and the build's errors (python_line), write a site as the token "py#N", which
 # name_sites makes "file:line": the C++ (hence the artifact) does not depend on where the author
 # keeps the kernel nor on the lines around it, as the IR hash does not.
-SITE_MARKER = re.compile(r"^\s*ascrun::at\((\d+)\);$")
-_SITE_TOKEN = re.compile(r"\bpy#(\d+)\b")
+SITE_MARKER = re.compile(r"^[ \t]*ascrun::at\(([0-9]{1,9})\);$")
+_SITE_MARKER_LINE = re.compile(r"^[ \t]*ascrun::at\([0-9]{1,9}\);\n", re.M)
+_SITE_TOKEN = re.compile(r"\bpy#([0-9]{1,9})\b")
 _sites: List[str] | None = None  # the sites of the run in progress (under _PYASC_LOCK)
 
 
@@ -306,14 +307,17 @@ def _mark_statements(create_verbatim: Callable) -> None:
     function_visitor.FunctionVisitor.visit = visit_marking
 
 
-def python_line(source: str, cpp_line: int) -> str | None:
-    """The site token ("py#N", name_sites) of the kernel's statement whose C++ holds line
-    `cpp_line` of `source` (1-based): the last site marker above it; None before the first."""
-    for text in reversed(source.splitlines()[:cpp_line]):
+def site_tokens(source: str) -> List[str | None]:
+    """For each line of `source` (lines end at "\n" alone, as the C++ compiler's do), the site token
+    ("py#N", name_sites) of the kernel's statement whose C++ holds it: the last site marker at or
+    above it; None before the first."""
+    tokens, token = [], None
+    for text in source.split("\n"):
         marker = SITE_MARKER.match(text)
         if marker:
-            return f"py#{marker.group(1)}"
-    return None
+            token = f"py#{marker.group(1)}"
+        tokens.append(token)
+    return tokens
 
 
 def name_sites(text: str, sites: Sequence[str]) -> str:
@@ -326,7 +330,7 @@ def name_sites(text: str, sites: Sequence[str]) -> str:
 
 def without_sites(source: str) -> str:
     """The generated C++ without its site markers (for a compiler with no ascrun runtime: bisheng)."""
-    return "".join(line for line in source.splitlines(True) if not SITE_MARKER.match(line))
+    return _SITE_MARKER_LINE.sub("", source)
 
 
 def ir_hash(module: Any) -> str:

@@ -26,6 +26,7 @@ REFUSED_WORDS = ("_Pragma", "asm", "__asm", "__asm__", "__has_include", "__has_i
 _TOKEN = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[A-Za-z_][A-Za-z0-9_]*|.',
                     re.S)
 _TRIGRAPH = re.compile(r"\?\?[=/'()!<>-]")
+_SITE = re.compile(r"(.*):[1-9][0-9]{0,8}", re.S)  # a kernel file's name, then a line number
 
 
 def check_result(result: FrontendResult, bundle: KernelBundle) -> None:
@@ -46,8 +47,11 @@ def check_result(result: FrontendResult, bundle: KernelBundle) -> None:
     if any(kind not in KERNEL_ARG_KINDS for kind in result.kernel_args):
         raise wrong("a kernel argument of an unknown kind")
     files = {f.filename for f in bundle.functions}
-    if any(not isinstance(s, str) or s.rpartition(":")[0] not in files for s in result.sites):
-        raise wrong("sites that are not in the kernel's files")
+    statements = sum(f.source.count("\n") + 1 for f in bundle.functions)  # a site per line at most
+    if len(result.sites) > statements or any(
+            not isinstance(s, str) or not (site := _SITE.fullmatch(s)) or site.group(1) not in files
+            for s in result.sites):
+        raise wrong("sites that are not lines of the kernel's files")
     for what, text in (("ASC-IR", result.ir), ("Ascend C", result.source)):
         size = len(text.encode())
         if size > MAX_SOURCE_BYTES:

@@ -15,7 +15,7 @@ from functools import cached_property
 from pathlib import Path
 
 from ...errors import BuildError
-from ...frontend import python_line
+from ...frontend import site_tokens
 from ...settings import HostSettings
 from ...tempdir import private_temp_dir, runtime_temp_dir
 from ..contract import Toolchain, compiler_diagnostics
@@ -28,7 +28,7 @@ CPU_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-fno-strict-aliasing", "-
 # binutils has shipped it beside ld, but newer releases may not.
 LINK_FLAGS = ("-fuse-ld=gold",) if shutil.which("ld.gold") else ()
 # A diagnostic at a line of the generated C++, and the runtime's spellings of half and bfloat16_t.
-_KERNEL_CPP_AT = re.compile(r"^kernel\.cpp:(\d+):(\d+): (.*)$")
+_KERNEL_CPP_AT = re.compile(r"^kernel\.cpp:([0-9]{1,9}):([0-9]{1,9}): (.*)$")
 _RUNTIME_TYPES = tuple((re.compile(rf"(?:::)?ascrun::detail::Float16<(?:::)?ascrun::detail::{codec}>(?: (?=>))?"), name)
                        for codec, name in (("Binary16Codec", "half"), ("BFloat16Codec", "bfloat16_t")))
 
@@ -134,12 +134,12 @@ def kernel_diagnostics(stderr: str, folder: str, source: str) -> str:
     """The compiler's messages about the generated C++ (`source`, built in `folder`) at the kernel's
     Python line, as a compiler of the Python would say them ("kernel.py:30: error: ...", the C++
     line after it), with half and bfloat16_t as the kernel names them."""
-    lines = []
+    lines, tokens = [], site_tokens(source)  # once: the compiler may say many lines
     for line in stderr.replace(folder + "/", "").splitlines():
         for spelled, name in _RUNTIME_TYPES:
             line = spelled.sub(name, line)
         at = _KERNEL_CPP_AT.match(line)
-        where = at and python_line(source, int(at.group(1)))
+        where = at and 0 < int(at.group(1)) <= len(tokens) and tokens[int(at.group(1)) - 1]
         if where:
             line = f"{where}: {at.group(3)} (generated C++: kernel.cpp:{at.group(1)}:{at.group(2)})"
         lines.append(line)
