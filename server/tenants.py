@@ -64,9 +64,18 @@ class Limits:
         if unknown:
             raise ValueError(f"unknown limit(s) {sorted(unknown)}; known: {sorted(known)}")
         try:
-            return dataclasses.replace(base, **{k: int(v) for k, v in data.items()})
+            limits = dataclasses.replace(base, **{k: int(v) for k, v in data.items()})
         except (TypeError, ValueError):
             raise ValueError(f"limits must be integers: {json.dumps(data)[:200]}") from None
+        stopped = [name for name in RATES if getattr(limits, name) < 1]
+        if stopped:  # a bucket of no tokens refuses everything, and a rate divides
+            raise ValueError(f"rates must be at least 1: {', '.join(stopped)}")
+        return limits
+
+
+# the limits that are rates (per second or minute): a token bucket each
+RATES = ("worker_seconds_per_minute", "launches_per_minute", "requests_per_second", "request_bytes_per_second",
+         "check_seconds_per_minute")
 
 
 LIMIT_NAMES = tuple(field.name for field in dataclasses.fields(Limits))

@@ -3,7 +3,7 @@ holding a line its message cites, as pyasc and MLIR cite them."""
 import pytest
 
 from ascrun.compiler.bundle import KernelBundle
-from ascrun.server.workers.cited import MAX_CITED_CHARS, cited_functions
+from ascrun.server.workers.cited import MAX_CITED_BYTES, cited_functions
 
 pytestmark = pytest.mark.unit
 
@@ -32,5 +32,8 @@ def test_a_line_outside_every_function_cites_none_but_a_compile_error_keeps_the_
 
 
 def test_what_is_kept_is_bounded():
-    huge = dict(HELPER, source="@asc.jit\ndef helper(x):\n" + "    pass\n" * (MAX_CITED_CHARS // 9))
+    huge = dict(HELPER, source="@asc.jit\ndef helper(x):\n" + "    pass\n" * (MAX_CITED_BYTES // 9))
     assert cited_functions(bundle(KERNEL, huge), "compile_error", "/src/kern.py:12 and /src/lib.py:4") == [KERNEL]
+    # counted as the record stores it: a non-ASCII character is 6 bytes of JSON
+    wide = dict(HELPER, source="@asc.jit\ndef helper(x):\n    # " + "\u4e00" * (MAX_CITED_BYTES // 4) + "\n")
+    assert cited_functions(bundle(KERNEL, wide), "compile_error", "/src/kern.py:12 and /src/lib.py:4") == [KERNEL]

@@ -50,6 +50,7 @@ def test_a_mistake_in_the_tenants_file_stops_the_service_in_one_line(tmp_path, c
 @pytest.mark.unit
 @pytest.mark.parametrize("tenants, error", [
     ('{"limits": {"max_active_jobs": "many"}}', 'limits must be integers: {"max_active_jobs": "many"}'),
+    ('{"limits": {"requests_per_second": 0}}', "rates must be at least 1: requests_per_second"),
     ('{"tenants": {"name": "a"}}', 'expected {"limits": {...}, "tenants": [{"name": ..., "token_sha256": ...}, ...]}'),
     ('{"tenants": [{"name": "a", "token_sha256": "ab"}]}', "tenant 'a': token_sha256 must be 64 hex digits"),
     (None, "cannot read it: No such file or directory"),

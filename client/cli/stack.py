@@ -30,6 +30,7 @@ from ..compiler.settings import ServiceSettings, cache_redis_configured, redis_c
 
 STOP_GRACE_S = 10
 READY_TIMEOUT_S = 60
+MAX_LINE_BYTES = 4096  # of each line a quiet child's stderr tail keeps
 RESTART_PAUSE_S = 1.0  # between a worker's death and its replacement: a worker dying at once does not spin
 
 
@@ -50,7 +51,7 @@ class Tail:
 
     def _drain(self, pipe) -> None:
         with pipe:
-            for line in pipe:
+            for line in iter(lambda: pipe.readline(MAX_LINE_BYTES), b""):  # a line without end is cut
                 self.lines.append(line.decode(errors="replace").rstrip())
 
     def text(self) -> str:

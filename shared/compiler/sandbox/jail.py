@@ -5,6 +5,7 @@ toolchain shares. A jail's answer is untrusted: read as the protocol says, or th
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import subprocess
 import time
@@ -13,6 +14,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from ..errors import KernelError, Kind
 from . import bwrap
 from .framing import MAX_BLOB_BYTES, MAX_HEADER_BYTES, Sink, read_message, read_streamed, write_message
+
+log = logging.getLogger("ascrun.jail")
 
 MAX_ARTIFACT_BYTES = 256 << 20
 STDERR_TAIL_CHARS = 2000
@@ -71,7 +74,10 @@ class PythonJail:
 
     def _crashed(self, why: str) -> JailCrashed:
         if failure_hook is not None:
-            failure_hook(self.stage, "crash" if self.ready else "start")
+            try:
+                failure_hook(self.stage, "crash" if self.ready else "start")
+            except Exception:  # noqa: BLE001 - counting a failure must not replace it
+                log.exception("counting a %s jail's failure", self.stage)
         if not self.ready and self.stderr_tail:  # why it died at start, as close() kept it
             why = f"{why}; its stderr ends: {self.stderr_tail}"
         return JailCrashed(why)
@@ -111,7 +117,7 @@ class PythonJail:
         if not self.process.stderr.closed:  # it died before it was ready: keep why, for wait_ready to say
             os.set_blocking(self.process.stderr.fileno(), False)
             try:
-                text = (self.process.stderr.read() or b"").decode(errors="replace")  # 64 KiB at most: a pipe's
+                text = (self.process.stderr.read() or b"").decode(errors="replace")  # a pipe holds 1 MiB at most
             except OSError:
                 text = ""
             self.stderr_tail = text.strip()[-STDERR_TAIL_CHARS:]
