@@ -333,7 +333,7 @@ def test_type_is_not_a_kernel_builtin(tmp_path):
 
 
 @pytest.mark.parametrize("source, message", [
-    ("@asc.jit(opt=asc.runtime.compiler.os.system)\ndef k(n: int):\n    pass\n",
+    ("@asc.jit(opt_level=asc.runtime.compiler.os.system)\ndef k(n: int):\n    pass\n",
      "kernel 'k' (kern.py:10): 'asc.runtime' is the module asc.runtime; kernels may use only asc's kernel language"),
     ("@asc.jit\n@asc.jit\ndef k(n: int):\n    pass\n",
      "kernel 'k' (kern.py:10): must be decorated with exactly @asc.jit or @asc.jit(option=literal or asc "
@@ -341,6 +341,10 @@ def test_type_is_not_a_kernel_builtin(tmp_path):
     ("@asc.jit(opt=asc.printf('x'))\ndef k(n: int):\n    pass\n",
      "kernel 'k' (kern.py:10): must be decorated with exactly @asc.jit or @asc.jit(option=literal or asc "
      "constant, ...) (or asctile's @asctile.jit)"),
+    ("@asc.jit(bisheng_options='-include /etc/passwd')\ndef k(n: int):\n    pass\n",
+     "kernel 'k' (kern.py:10): @jit option(s) 'bisheng_options' are not among those a kernel may set: "
+     "auto_sync, capture_exceptions, cv_ratio, debug, insert_sync, ir_multithreading, kernel_type, matmul_cube_only, "
+     "opt_level, reuse_alloc, run_passes, static_alloc, strip_loc, verify_sync, vf_fusion"),
     ("@asc.jit\ndef k(n: int = asc.runtime.compiler.os.system('id')):\n    pass\n",
      "kernel 'k' (kern.py:11): default values must be literals"),
     ("@asc.jit\ndef k(n: asc.runtime.compiler.os.system('id')):\n    pass\n",
@@ -350,7 +354,7 @@ def test_type_is_not_a_kernel_builtin(tmp_path):
     ("@asc.jit\ndef k(n: int) -> asc.language.core.utils.dataclass:\n    pass\n",
      "kernel 'k' (kern.py:11): 'asc.language.core.utils.dataclass' is from dataclasses; kernels may use only asc's "
      "kernel language"),
-], ids=["decorator-option", "two-decorators", "decorator-call", "default", "annotation-call", "annotation-chain",
+], ids=["decorator-option", "two-decorators", "decorator-call", "decorator-compiler-flags", "default", "annotation-call", "annotation-chain",
         "return-annotation"])
 def test_decorators_defaults_and_annotations_run_nothing(source, message):
     """All three are evaluated when the def executes: refused before it does."""
@@ -484,3 +488,8 @@ def test_only_typing_forms_may_be_named(form):
                      constants=(), modules=(("asc", "asc"),), annotations=(("T", form),))
     with pytest.raises(BundleRejected, match=f"bundle names '{form}' as 'T' for its annotations: only typing's Any"):
         gate.validate(b)
+
+
+def test_a_kernels_jit_options_are_the_jobs_compile_options_and_its_kernel_type():
+    from ascrun.server.models import CompileOptions
+    assert gate.JIT_OPTIONS == {"kernel_type", *CompileOptions.model_fields}

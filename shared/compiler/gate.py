@@ -70,6 +70,14 @@ def _is_type_expression(node: ast.AST) -> bool:
     return _is_literal(node)
 
 
+# What a kernel's @asc.jit / @asctile.jit may set: the job's CompileOptions (server/models.py, the
+# closed set) and the kernel type; not bisheng_options (the pool's compiler flags are the operator's),
+# auto_sync_log (a file path) nor the debugging switches pyasc has beside them.
+JIT_OPTIONS = frozenset({"kernel_type", "debug", "strip_loc", "verify_sync", "run_passes", "opt_level", "auto_sync",
+                         "insert_sync", "matmul_cube_only", "capture_exceptions", "ir_multithreading", "cv_ratio",
+                         "static_alloc", "reuse_alloc", "vf_fusion"})
+
+
 def _is_jit_decorator(node: ast.AST, asc_names: Iterable[str], module_names: Iterable[str]) -> bool:
     target = node.func if isinstance(node, ast.Call) else node
     if not (isinstance(target, ast.Attribute) and target.attr == "jit" and isinstance(target.value, ast.Name)
@@ -244,6 +252,10 @@ def _validate_function(fn: KernelFunction, asc_names: Iterable[str], module_name
         line = node.decorator_list[0].lineno if node.decorator_list else node.lineno
         raise reject(line, "must be decorated with exactly @asc.jit or @asc.jit(option=literal or asc constant, ...) "
                            "(or asctile's @asctile.jit)")
+    refused = [kw.arg for kw in getattr(node.decorator_list[0], "keywords", ()) if kw.arg not in JIT_OPTIONS]
+    if refused:
+        raise reject(node.decorator_list[0].lineno, f"@jit option(s) {', '.join(map(repr, refused))} are not "
+                                                    f"among those a kernel may set: {', '.join(sorted(JIT_OPTIONS))}")
     args = node.args
     for arg in args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a]:
         if arg.annotation is not None and not _is_type_expression(arg.annotation):
