@@ -38,3 +38,73 @@ def test_softmax_with_a_shared_tmp_buffer_runs_on_910B(kernels, m, k):
     result = ascrun.run_local(kernels.softmax_rows, 1, x, z, m, k)
     assert re.search(r"AscendC::SoftMax<float, 0, 0>\(\w+, \w+, \w+, \w+, \w+\)", result.source)
     np.testing.assert_allclose(z, softmax_ref(x), rtol=2e-6, atol=1e-7)
+
+
+# ---- Ascend 950 (__NPU_ARCH__ 3510): the source pyasc-dev writes for Ascend950PR_9599, built here ----
+# The cpu toolchain does not build for Ascend 950 yet (helper soc950's work): these build pyasc-dev's
+# source for Ascend950PR_9599 with __NPU_ARCH__ defined as that toolchain will, and without its
+# get_buf / rls_buf (BufferID sync between pipes, which the cpu target does not model yet).
+SOC_950 = "Ascend950PR_9599"
+
+
+def build_950(kernel, *args):
+    """(frontend result, artifact, runner, runtime values) of `kernel` for Ascend 950."""
+    bundle, host = launch_args(kernel, args)
+    result = frontend.run(bundle, host.specs, None, SOC_950)
+    source = "#define __NPU_ARCH__ 3510\n" + re.sub(r"^\s*(get_buf|rls_buf)\(.*\);\n", "", result.source, flags=re.M)
+    target = pipeline.get_target("cpu")
+    artifact = target.toolchain.build(source, result.kernel_name, result.kernel_type)
+    values = [host.values[p["name"]] for p in result.params]
+    return result, artifact, target.runner, values
+
+
+def run_950(kernel, *args):
+    result, artifact, runner, values = build_950(kernel, *args)
+    runner.run(artifact, 1, result.params, result.kernel_args, values)
+    return result
+
+
+def test_duplicate_from_a_local_tensor_fills_with_its_first_element(kernels):
+    x = np.array([3.25, 7, 7, 7, 7, 7, 7, 7], np.float32)
+    z = np.zeros(256, np.float32)
+    result = run_950(kernels.broadcast_row, x, z, 256, 1)
+    assert re.search(r"AscendC::Duplicate\(\w+, \w+, c256_i64\)", result.source)
+    np.testing.assert_array_equal(z, np.full(256, 3.25, np.float32))
+
+
+def test_duplicate_from_a_local_tensor_is_ascend_950_only(kernels):
+    """On Atlas A2/A3 (no __NPU_ARCH__ 3510) the LocalTensor form does not compile (Duplicate.md)."""
+    bundle, host = launch_args(kernels.broadcast_row, (np.zeros(8, np.float32), np.zeros(256, np.float32), 256, 1))
+    result = frontend.run(bundle, host.specs, None, SOC_950)
+    source = re.sub(r"^\s*(get_buf|rls_buf)\(.*\);\n", "", result.source, flags=re.M)
+    with pytest.raises(ascrun.KernelError) as e:
+        pipeline.get_target("cpu").toolchain.build(source, result.kernel_name, result.kernel_type)
+    assert "static assertion failed: Duplicate(dst, src LocalTensor, count): Ascend 950 (__NPU_ARCH__ 3510) only" \
+        in str(e.value)
+
+
+def bf16(x):
+    import ml_dtypes
+    return np.asarray(x, np.float32).astype(ml_dtypes.bfloat16)
+
+
+def test_bfloat16_compare_scalar_muls_and_select(kernels):
+    """where(x > 0.5, x * 2, 0) in bfloat16: CompareScalar, Muls<bfloat16_t, 0> and Select, count forms."""
+    x = bf16((np.random.default_rng(3).random(256) - 0.25) * 3)
+    x[:4] = bf16([0.5, 0.50390625, -0.0, 1.0])  # the boundary, the next bfloat16 above it
+    z = bf16(np.full(256, 9.0))
+    result = run_950(kernels.clamp_below, x, z, 256)
+    for call in ("CompareScalar(", "Muls<bfloat16_t, 0>(", "Select("):
+        assert f"AscendC::{call}" in result.source
+    xf = x.astype(np.float32)
+    np.testing.assert_array_equal(z.astype(np.float32), np.where(xf > 0.5, xf * 2, 0).astype(np.float32))
+
+
+def test_bfloat16_compare_scalar_is_refused_on_910B(kernels):
+    """Atlas A2/A3's CompareScalar, Muls and Select take no bfloat16_t (Compares.md, Muls.md, Select.md)."""
+    with pytest.raises(ascrun.KernelError) as e:
+        ascrun.run_local(kernels.clamp_below, 1, bf16(np.zeros(256)), bf16(np.zeros(256)), 256)
+    assert e.value.kind == "build_error"
+    assert "static assertion failed: CompareScalar: T must be half, float or int32_t (Atlas A2/A3" in str(e.value)
+    assert "static assertion failed: Muls: T must be one of half, float, int16_t, int32_t (Atlas A2/A3" \
+        in str(e.value)
