@@ -108,3 +108,52 @@ def test_bfloat16_compare_scalar_is_refused_on_910B(kernels):
     assert "static assertion failed: CompareScalar: T must be half, float or int32_t (Atlas A2/A3" in str(e.value)
     assert "static assertion failed: Muls: T must be one of half, float, int16_t, int32_t (Atlas A2/A3" \
         in str(e.value)
+
+
+# ---- the cube: LoadData2DParamsV2, FixpipeParamsC310 (L0C -> L1) --------------------------------------
+
+def chain_args(m=32, k=32, n=32):
+    rng = np.random.default_rng(5)
+    return (rng.integers(-4, 5, (m, k)).astype(np.float32), rng.integers(-4, 5, (k, n)).astype(np.float32),
+            rng.integers(-4, 5, (n, n)).astype(np.float32), np.zeros((m, n), np.float32), m, k, n)
+
+
+def test_a_matmul_chain_compiles_for_950_and_stops_at_the_transposed_load(kernels):
+    """(a @ b) @ c: pyasc-dev loads B into L0B with LoadData2DParamsV2.ifTranspose, whose fractal
+    order the reference shows only in figures the public sources lack: a named fault, not a guess."""
+    with pytest.raises(ascrun.KernelError) as e:
+        run_950(kernels.matmul_chain, *chain_args())
+    assert re.sub(r"^py#\d+: ", "", str(e.value)) == (  # the site token: built outside the pipeline
+        "block 0: LoadData(L1->L0, LoadData2DParamsV2): ifTranspose is not modelled on the cpu target (the "
+        "reference gives the transposed fractal order only in figures)")
+
+
+FIXPIPE_L1 = """#define __NPU_ARCH__ 3510
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void fixpipe_l1(__gm__ float* unused) {{
+  AscendC::LocalTensor<float> c{{AscendC::TPosition::CO1, 0, 1024}};
+  AscendC::LocalTensor<float> l1{{AscendC::TPosition::A1, 0, 2048}};
+  AscendC::FixpipeParamsC310<AscendC::CO2Layout::NZ> p;
+  p.nSize = {n};
+  p.mSize = 32;
+  p.srcStride = 32;
+  p.dstStride = {dst_stride};
+  static constexpr AscendC::FixpipeConfig config{{AscendC::CO2Layout::NZ, false}};
+  AscendC::Fixpipe<float, float, config>(l1, c, p);
+}}
+"""
+
+
+@pytest.mark.parametrize("n, dst_stride, message", [
+    (32, 256, "dstStride 256 elements is less than a column block's 512 (mSize x 16): dst blocks overlap"),
+    (24, 512, "nSize 24 is not a multiple of 16"),
+])
+def test_fixpipe_l0c_to_l1_checks_its_parameters(n, dst_stride, message):
+    """NZ2NZ.md (Ascend 950): dstStride counts elements between 16-column blocks, which must not overlap.
+    (pyasc-dev writes dstStride = mSize * 8 for a float tile, 16 x 8 blocks: see the report.)"""
+    target = pipeline.get_target("cpu")
+    artifact = target.toolchain.build(FIXPIPE_L1.format(n=n, dst_stride=dst_stride), "fixpipe_l1", "AIC_ONLY")
+    params = [{"name": "unused", "kind": "tensor", "dtype": "float32"}]
+    with pytest.raises(ascrun.KernelError) as e:
+        target.runner.run(artifact, 1, params, ["explicit"], [np.zeros(8, np.float32)])
+    assert str(e.value) == f"block 0: Fixpipe(L0C->L1, FixpipeParamsC310): {message}"
