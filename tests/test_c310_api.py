@@ -118,14 +118,28 @@ def chain_args(m=32, k=32, n=32):
             rng.integers(-4, 5, (n, n)).astype(np.float32), np.zeros((m, n), np.float32), m, k, n)
 
 
-def test_a_matmul_chain_compiles_for_950_and_stops_at_the_transposed_load(kernels):
-    """(a @ b) @ c: pyasc-dev loads B into L0B with LoadData2DParamsV2.ifTranspose, whose fractal
-    order the reference shows only in figures the public sources lack: a named fault, not a guess."""
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize("m, k, n", [(32, 32, 32), (48, 64, 16), (16, 48, 80)])
+def test_matmul_loads_with_load_data_2d_v2_on_950(kernels, dtype, m, k, n):
+    """a @ b: A into L0A (Nz) without transposing, B into L0B (Zn) transposed (b16: each fractal; b32:
+    pairs of 16 x 8 fractals as 16 x 16 squares), Mmad reading Ascend 950's Nz L0A."""
+    rng = np.random.default_rng(m + k + n)
+    a, b = rng.integers(-8, 9, (m, k)).astype(dtype), rng.integers(-8, 9, (k, n)).astype(dtype)
+    c = np.zeros((m, n), np.float32)
+    result = run_950(kernels.matmul, a, b, c, m, k, n)
+    assert result.source.count("AscendC::LoadData2DParamsV2 ") == 2 and ".ifTranspose = cm1_i1;" in result.source
+    np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64))
+
+
+def test_the_matmul_chain_stops_at_fixpipe_l0c_to_l1_blocks_that_overlap(kernels):
+    """(a @ b) @ c: pyasc-dev moves a @ b from L0C to L1 with FixpipeParamsC310 dstStride = mSize * 8 for
+    float, as if the Fixpipe wrote 16 x 8 blocks; NZ2NZ.md's Ascend 950 pseudo-code writes 16 elements
+    a row per block (16 x 8 only with F32 Channel Split, a GM-path option), so its blocks overlap."""
     with pytest.raises(ascrun.KernelError) as e:
         run_950(kernels.matmul_chain, *chain_args())
     assert re.sub(r"^py#\d+: ", "", str(e.value)) == (  # the site token: built outside the pipeline
-        "block 0: LoadData(L1->L0, LoadData2DParamsV2): ifTranspose is not modelled on the cpu target (the "
-        "reference gives the transposed fractal order only in figures)")
+        "block 0: Fixpipe(L0C->L1, FixpipeParamsC310): dstStride 256 elements is less than a column block's 512 "
+        "(mSize x 16): dst blocks overlap")
 
 
 FIXPIPE_L1 = """#define __NPU_ARCH__ 3510

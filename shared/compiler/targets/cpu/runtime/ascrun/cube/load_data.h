@@ -14,11 +14,18 @@
 // mStep x kStep block is read from fractal (kStartPosition * srcStride + mStartPosition) + ki *
 // srcStride + mi ("startAddr = srcAddr + (kStartPosition x |srcStride| + mStartPosition) x 512B") and
 // written to fractal ki * dstStride + mi, unchanged (Nz -> Nz: "不改变分形间排布及分形内的排布").
+// With ifTranspose the fractals are transposed as squares of S x S elements ("按正方形矩阵转置"): b16
+// one fractal (S 16), b32 two along K (S 16; kStep even), b8 two along M (S 32; mStep even) (the
+// load_data_2dv2_l12l0 example's fractalNum). Element (R, C) of square (p, q) (R its row from the
+// M side, C its column) goes to row C, column R of the transposed square, which fills S / 16 x
+// S / C0 fractals of 16 x C0 (C0 = 32 bytes / sizeof(T)): fractal (C / 16, R / C0) of the square is
+// written at ((p * S / C0 + R / C0) * dstStride + q * S / 16 + C / 16), element (C % 16) * C0 + R % C0.
+// The example's transposed loads (a [k, m] A into L0A Nz, a [k, n] B into L0B Zn) follow from this,
+// and so does the b16 figure's fractal-wise transpose.
 // Faults: the Atlas A2/A3 build (the struct exists there, the call does not compile), mStep or
-// kStep over 255, dst fractals that overlap (dstStride < mStep with kStep > 1), a negative srcStride,
+// kStep over 255, dst fractals that overlap, a negative srcStride, b32 with an odd kStep or b8 with
+// an odd mStep when transposing ("b32数据类型时，kStep必须是2的倍数", "b8 ... mStep必须是2的倍数"),
 // operands as above; mStep or kStep 0 is a NOP; sid is ignored ("Ascend 950PR/Ascend 950DT产品不做处理").
-// Not modelled (faults): ifTranspose, whose fractal order the reference gives only in figures
-// (load2dv2_l12l0_trans_b*.png) that the public sources do not carry.
 // Not modelled: LoadDataWithTranspose, the GM forms of LoadData2DParamsV2, the 3D forms.
 #pragma once
 
@@ -167,30 +174,50 @@ void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadDa
     ascrun::cube::check_range(api, "mStep", p.mStep, 0, 255);  // "mStep∈[0, 255]"
     ascrun::cube::check_range(api, "kStep", p.kStep, 0, 255);  // "kStep∈[0, 255]"
     if (p.mStep == 0 || p.kStep == 0) return;  // "mStep和kStep为0时 ... 被视为NOP"
-    if (p.ifTranspose) {
-        ascrun::fault(ascrun::format("%s: ifTranspose is not modelled on the cpu target (the reference gives the "
-                                     "transposed fractal order only in figures)",
-                                     api));
-    }
     if (p.srcStride < 0) {
         ascrun::fault(ascrun::format("%s: srcStride %d is negative, which the cpu target does not model", api,
                                      static_cast<int>(p.srcStride)));
     }
+    constexpr uint64_t f = ascrun::cube::kFractalBytes, c0 = 32 / sizeof(T);
+    // A transposed square's fractals along M and K (1 x 1 without ifTranspose: each fractal as it is).
+    const uint64_t fm = p.ifTranspose && sizeof(T) == 1 ? 2 : 1, fk = p.ifTranspose && sizeof(T) == 4 ? 2 : 1;
+    if (p.mStep % fm != 0 || p.kStep % fk != 0) {
+        ascrun::fault(ascrun::format("%s: ifTranspose with %s needs an even %s, not %u", api,
+                                     ascrun::TypeName<T>::c(), fm == 2 ? "mStep" : "kStep",
+                                     static_cast<unsigned>(fm == 2 ? p.mStep : p.kStep)));
+    }
     const uint64_t m_step = p.mStep, k_step = p.kStep, src_stride = static_cast<uint64_t>(p.srcStride);
-    if (k_step > 1 && p.dstStride < m_step) {
-        ascrun::fault(ascrun::format("%s: dstStride %u is less than mStep %u: dst fractals overlap", api,
-                                     static_cast<unsigned>(p.dstStride), static_cast<unsigned>(p.mStep)));
+    // dst fractals: without ifTranspose ki * dstStride + mi; transposed, rows of dstStride (see the header).
+    const uint64_t rows = p.ifTranspose ? m_step / fm * (16 * fm / c0) : k_step;
+    const uint64_t per_row = p.ifTranspose ? k_step / fk * (16 * fm / 16) : m_step;
+    if (rows > 1 && p.dstStride < per_row) {
+        ascrun::fault(ascrun::format("%s: dstStride %u is less than the %llu fractals of a dst row: dst fractals "
+                                     "overlap",
+                                     api, static_cast<unsigned>(p.dstStride), static_cast<unsigned long long>(per_row)));
     }
     const uint64_t start = uint64_t{p.kStartPosition} * src_stride + p.mStartPosition;
     const uint64_t src_fractals = start + (k_step - 1) * src_stride + m_step;
-    const uint64_t dst_fractals = (k_step - 1) * p.dstStride + m_step;
-    constexpr uint64_t f = ascrun::cube::kFractalBytes;
+    const uint64_t dst_fractals = (rows - 1) * p.dstStride + per_row;
     uint8_t* d = ascrun::cube::l0_operand(b, api, "dst", dst, dst_fractals * f);
     const uint8_t* s = ascrun::cube_operand(b, api, "src", src, ascrun::Memory::L1, "A1 or B1 (L1 Buffer)",
                                             src_fractals * f, 32);
     for (uint64_t ki = 0; ki < k_step; ++ki) {
         for (uint64_t mi = 0; mi < m_step; ++mi) {
-            std::memcpy(d + (ki * p.dstStride + mi) * f, s + (start + ki * src_stride + mi) * f, f);
+            const uint8_t* from = s + (start + ki * src_stride + mi) * f;
+            if (!p.ifTranspose) {
+                std::memcpy(d + (ki * p.dstStride + mi) * f, from, f);
+                continue;
+            }
+            const uint64_t side = 16 * fm;  // S
+            for (uint64_t r = 0; r < 16; ++r) {
+                for (uint64_t c = 0; c < c0; ++c) {
+                    const uint64_t row = (mi % fm) * 16 + r, col = (ki % fk) * c0 + c;  // (R, C) in the square
+                    const uint64_t to = ((mi / fm) * (side / c0) + row / c0) * p.dstStride + (ki / fk) * (side / 16) +
+                                        col / 16;
+                    std::memcpy(d + to * f + ((col % 16) * c0 + row % c0) * sizeof(T), from + (r * c0 + c) * sizeof(T),
+                                sizeof(T));
+                }
+            }
         }
     }
 }
