@@ -171,3 +171,16 @@ def test_fixpipe_l0c_to_l1_checks_its_parameters(n, dst_stride, message):
     with pytest.raises(ascrun.KernelError) as e:
         target.runner.run(artifact, 1, params, ["explicit"], [np.zeros(8, np.float32)])
     assert str(e.value) == f"block 0: Fixpipe(L0C->L1, FixpipeParamsC310): {message}"
+
+
+@pytest.mark.parametrize("m, k, n", [(32, 32, 32), (16, 64, 48)])
+def test_fixpipe_l0c_to_l1_feeds_the_next_matmul_on_950(kernels, m, k, n):
+    """(a @ b).to(float16) @ c: Fixpipe L0C -> L1 with FixpipeParamsC310, CFG_NZ and F322F16
+    (dstStride = mSize * 16 elements), then LoadData2DParamsV2 of that L1 tile as the next A."""
+    rng = np.random.default_rng(7)
+    a, b = rng.integers(-4, 5, (m, k)).astype(np.float16), rng.integers(-4, 5, (k, n)).astype(np.float16)
+    c, d = rng.integers(-4, 5, (n, n)).astype(np.float16), np.zeros((m, n), np.float32)
+    result = run_950(kernels.matmul_chain_half, a, b, c, d, m, k, n)
+    assert "AscendC::FixpipeParamsC310<AscendC::CO2Layout::NZ>" in result.source
+    ab = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float16)  # exact: small integers
+    np.testing.assert_array_equal(d, ab.astype(np.float64) @ c.astype(np.float64))

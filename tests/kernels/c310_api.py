@@ -41,3 +41,14 @@ def matmul_chain(a_ptr: asctile.GlobalAddress, b_ptr: asctile.GlobalAddress, c_p
     b = asctile.copy_in(asctile.global_tensor(b_ptr, [k, n]), [0, 0], [k, n])
     c = asctile.copy_in(asctile.global_tensor(c_ptr, [n, n]), [0, 0], [n, n])
     asctile.copy_out((a @ b) @ c, asctile.global_tensor(d_ptr, [m, n]), [0, 0])
+
+
+@asctile.jit
+def matmul_chain_half(a_ptr: asctile.GlobalAddress, b_ptr: asctile.GlobalAddress, c_ptr: asctile.GlobalAddress,
+                      d_ptr: asctile.GlobalAddress, m: asctile.ConstExpr[int], k: asctile.ConstExpr[int],
+                      n: asctile.ConstExpr[int]):
+    """(a @ b).to(float16) @ c, half operands: the first product goes from L0C to L1 as half (F322F16)."""
+    a = asctile.copy_in(asctile.global_tensor(a_ptr, [m, k]), [0, 0], [m, k])
+    b = asctile.copy_in(asctile.global_tensor(b_ptr, [k, n]), [0, 0], [k, n])
+    c = asctile.copy_in(asctile.global_tensor(c_ptr, [n, n]), [0, 0], [n, n])
+    asctile.copy_out((a @ b).to(asctile.float16) @ c, asctile.global_tensor(d_ptr, [m, n]), [0, 0])
