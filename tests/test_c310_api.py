@@ -184,3 +184,47 @@ def test_fixpipe_l0c_to_l1_feeds_the_next_matmul_on_950(kernels, m, k, n):
     assert "AscendC::FixpipeParamsC310<AscendC::CO2Layout::NZ>" in result.source
     ab = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float16)  # exact: small integers
     np.testing.assert_array_equal(d, ab.astype(np.float64) @ c.astype(np.float64))
+
+
+INT8_MATMUL = """#define __NPU_ARCH__ 3510
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void int8_matmul(__gm__ int8_t* a_gm, __gm__ int8_t* b_gm, __gm__ int32_t* c_gm) {{
+  AscendC::GlobalTensor<int8_t> a, b;
+  AscendC::GlobalTensor<int32_t> c;
+  a.SetGlobalBuffer(a_gm);
+  b.SetGlobalBuffer(b_gm);
+  c.SetGlobalBuffer(c_gm);
+  AscendC::LocalTensor<int8_t> a1{{AscendC::TPosition::A1, 0, {m} * {k}}};
+  AscendC::LocalTensor<int8_t> b1{{AscendC::TPosition::B1, 65536, {k} * {n}}};
+  AscendC::DataCopy(a1, a, AscendC::Nd2NzParams{{1, {m}, {k}, 0, {k}, {m}, 1, 0}});
+  AscendC::DataCopy(b1, b, AscendC::Nd2NzParams{{1, {k}, {n}, 0, {n}, {k}, 1, 0}});
+  AscendC::LocalTensor<int8_t> a2{{AscendC::TPosition::A2, 0, {m} * {k}}};
+  AscendC::LocalTensor<int8_t> b2{{AscendC::TPosition::B2, 0, {k} * {n}}};
+  // A [m, k] Nz -> L0A Nz as it is; B [k, n] Nz -> L0B Zn transposed, 32 x 32 squares of two fractals
+  AscendC::LoadData(a2, a1, AscendC::LoadData2DParamsV2{{0, 0, {m} / 16, {k} / 32, {m} / 16, {m} / 16, false, 0}});
+  AscendC::LoadData(b2, b1, AscendC::LoadData2DParamsV2{{0, 0, {k} / 16, {n} / 32, {k} / 16, {n} / 16, true, 0}});
+  AscendC::LocalTensor<int32_t> c1{{AscendC::TPosition::CO1, 0, {m} * {n}}};
+  AscendC::MmadParams mp;
+  mp.m = {m};
+  mp.n = {n};
+  mp.k = {k};
+  AscendC::Mmad(c1, a2, b2, mp);
+  AscendC::FixpipeParamsV220 fp{{{n}, {m}, {m}, {n}, false}};
+  AscendC::Fixpipe<int32_t, int32_t, AscendC::CFG_ROW_MAJOR>(c, c1, fp);
+}}
+"""
+
+
+@pytest.mark.parametrize("m, k, n", [(32, 64, 32), (16, 96, 64)])
+def test_int8_load_data_2d_v2_transposes_two_fractals_as_one_square(m, k, n):
+    """b8 (no asctile matmul takes int8): B's [k, n] Nz, 16 x 32 fractals, into L0B's Zn with
+    ifTranspose needs an even mStep (LoadData_2D_V2.md); each pair along M is one 32 x 32 square."""
+    rng = np.random.default_rng(k)
+    a, b = rng.integers(-128, 128, (m, k)).astype(np.int8), rng.integers(-128, 128, (k, n)).astype(np.int8)
+    c = np.zeros((m, n), np.int32)
+    target = pipeline.get_target("cpu")
+    artifact = target.toolchain.build(INT8_MATMUL.format(m=m, k=k, n=n), "int8_matmul", "AIC_ONLY")
+    params = [{"name": name, "kind": "tensor", "dtype": dtype}
+              for name, dtype in (("a_gm", "int8"), ("b_gm", "int8"), ("c_gm", "int32"))]
+    target.runner.run(artifact, 1, params, ["explicit"] * 3, [a, b, c])
+    np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))

@@ -275,6 +275,10 @@ template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR, C
 void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsC310<format>& p) {
     static_assert(ascrun::cube::on_ascend950<T>, "Fixpipe(L0C->L1, FixpipeParamsC310): Ascend 950 (__NPU_ARCH__ "
                                                  "3510) only (L0C到L1数据搬运（Fixpipe）.md)");
+    // 数据类型: L0C float -> int8_t, uint8_t, hifloat8_t, fp8_e4m3fn_t, half, bfloat16_t, float;
+    // int32_t -> int8_t, uint8_t, half, bfloat16_t, int32_t (the modelled conversions: check_quant)
+    static_assert(std::is_same<U, float>::value || std::is_same<U, int32_t>::value,
+                  "Fixpipe(L0C->L1): src (L0C) must be float or int32_t");
     constexpr const char* api = "Fixpipe(L0C->L1, FixpipeParamsC310)";
     ascrun::BlockContext& b = ascrun::enter();
     if (config.format != format) {

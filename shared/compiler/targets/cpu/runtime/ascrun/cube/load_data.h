@@ -193,7 +193,8 @@ void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadDa
     if (rows > 1 && p.dstStride < per_row) {
         ascrun::fault(ascrun::format("%s: dstStride %u is less than the %llu fractals of a dst row: dst fractals "
                                      "overlap",
-                                     api, static_cast<unsigned>(p.dstStride), static_cast<unsigned long long>(per_row)));
+                                     api, static_cast<unsigned>(p.dstStride),
+                                     static_cast<unsigned long long>(per_row)));
     }
     const uint64_t start = uint64_t{p.kStartPosition} * src_stride + p.mStartPosition;
     const uint64_t src_fractals = start + (k_step - 1) * src_stride + m_step;

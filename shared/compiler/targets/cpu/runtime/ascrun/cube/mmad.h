@@ -156,7 +156,8 @@ void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor
                     }
                     ascrun::cube::Accumulate<T> acc;
                     for (uint64_t kk = 0; kk < k; ++kk) {
-                        const uint64_t a_fractal = ascrun::cube::kL0ANz ? (kk / k0) * m1 + i / 16 : (i / 16) * k1 + kk / k0;
+                        const uint64_t a_fractal =
+                            ascrun::cube::kL0ANz ? (kk / k0) * m1 + i / 16 : (i / 16) * k1 + kk / k0;
                         const uint64_t a_at = gemv ? kk : a_fractal * (16 * k0) + (i % 16) * k0 + kk % k0;
                         const uint64_t b_at = ((kk / k0) * n1 + j / 16) * (16 * k0) + (j % 16) * k0 + kk % k0;
                         acc.add(static_cast<U>(a[a_at]), static_cast<S>(bm[b_at]));
