@@ -228,3 +228,76 @@ def test_int8_load_data_2d_v2_transposes_two_fractals_as_one_square(m, k, n):
               for name, dtype in (("a_gm", "int8"), ("b_gm", "int8"), ("c_gm", "int32"))]
     target.runner.run(artifact, 1, params, ["explicit"] * 3, [a, b, c])
     np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))
+
+
+# ---- refusals of written kernels ----------------------------------------------------------------------
+
+def run_written(source, kernel_type="AIV_ONLY"):
+    """Builds and runs `source`, a kernel `k(__gm__ float* unused)`, on one block."""
+    target = pipeline.get_target("cpu")
+    artifact = target.toolchain.build(source, "k", kernel_type)
+    params = [{"name": "unused", "kind": "tensor", "dtype": "float32"}]
+    target.runner.run(artifact, 1, params, ["explicit"], [np.zeros(8, np.float32)])
+
+
+SOFTMAX_TMP = """#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void k(__gm__ float* unused) {
+  AscendC::LocalTensor<float> src{AscendC::TPosition::VECCALC, 0, 512};
+  AscendC::LocalTensor<float> dst{AscendC::TPosition::VECCALC, 2048, 512};
+  AscendC::LocalTensor<uint8_t> tmp{AscendC::TPosition::VECCALC, TMP, 1024};
+  SoftMaxTiling tiling;
+  AscendC::SoftMaxShapeInfo shape{8, 64, 8, 64};
+  AscendC::SoftMax<float, false, false>(dst, src, tmp, tiling, shape);
+}
+"""
+
+
+@pytest.mark.parametrize("tmp, message", [
+    (1024, "SoftMax: sharedTmpBuffer range [0x400, 0x800) overlaps srcTensor range [0x0, 0x800) (sharedTmpBuffer may "
+           "not share memory with src or dst)"),
+    (3072, "SoftMax: sharedTmpBuffer range [0xc00, 0x1000) overlaps dstTensor range [0x800, 0x1000) "
+           "(sharedTmpBuffer may not share memory with src or dst)"),
+])
+def test_softmax_refuses_a_tmp_buffer_over_src_or_dst(tmp, message):
+    """SoftMax.md: "不支持sharedTmpBuffer与源操作数和目的操作数地址重叠"."""
+    with pytest.raises(ascrun.KernelError) as e:
+        run_written(SOFTMAX_TMP.replace("TMP", str(tmp)))
+    assert str(e.value) == f"block 0: {message}"
+
+
+LOAD_V2 = """#define __NPU_ARCH__ 3510
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void k(__gm__ float* unused) {
+  AscendC::LocalTensor<float> l1{AscendC::TPosition::A1, 0, 8192};
+  AscendC::LocalTensor<float> l0{AscendC::TPosition::B2, 0, 8192};
+  AscendC::LoadData(l0, l1, AscendC::LoadData2DParamsV2{PARAMS});
+}
+"""
+LOAD = "LoadData(L1->L0, LoadData2DParamsV2)"
+
+
+@pytest.mark.parametrize("params, message", [
+    ("0, 0, 2, 3, 2, 2, true, 0", f"{LOAD}: ifTranspose with float needs an even kStep, not 3"),
+    ("0, 0, 2, 2, 2, 1, false, 0", f"{LOAD}: dstStride 1 is less than the 2 fractals of a dst row: dst fractals "
+                                   "overlap"),
+    ("0, 0, 256, 1, 2, 2, false, 0", f"{LOAD}: mStep 256 is outside [0, 255]"),
+    ("0, 0, 2, 2, -2, 2, false, 0", f"{LOAD}: srcStride -2 is negative, which the cpu target does not model"),
+    ("0, 0, 8, 9, 8, 8, false, 0", f"{LOAD}: dst: 36864 bytes from L0B offset 0x0 exceed the LocalTensor's 32768 "
+                                   "bytes (8192 elements)"),
+], ids=["b32-odd-kStep", "dst-overlap", "mStep-range", "negative-srcStride", "past-dst"])
+def test_load_data_2d_v2_refusals(params, message):
+    with pytest.raises(ascrun.KernelError) as e:
+        run_written(LOAD_V2.replace("PARAMS", params), "AIC_ONLY")
+    assert str(e.value) == f"block 0: {message}"
+
+
+def test_the_ascend_950_cube_forms_do_not_compile_for_atlas_a2():
+    source = LOAD_V2.replace("#define __NPU_ARCH__ 3510\n", "").replace("PARAMS", "0, 0, 2, 2, 2, 2, false, 0")
+    with pytest.raises(ascrun.KernelError) as e:
+        pipeline.get_target("cpu").toolchain.build(source, "k", "AIC_ONLY")
+    assert "static assertion failed: LoadData(LoadData2DParamsV2): Ascend 950 (__NPU_ARCH__ 3510) only" in str(e.value)
+    with pytest.raises(ascrun.KernelError) as e:
+        pipeline.get_target("cpu").toolchain.build(FIXPIPE_L1.format(n=32, dst_stride=512).replace(
+            "#define __NPU_ARCH__ 3510\n", "").replace(", false}}", "}}"), "fixpipe_l1", "AIC_ONLY")
+    assert "static assertion failed: Fixpipe(L0C->L1, FixpipeParamsC310): Ascend 950 (__NPU_ARCH__ 3510) only" \
+        in str(e.value)
