@@ -31,13 +31,15 @@ def softmax_ref(x):
 
 # ---- SoftMax(dst, src, sharedTmpBuffer, tiling, shapeInfo): Atlas A2/A3 ----------------------------
 
-@pytest.mark.parametrize("m, k", [(8, 64), (3, 200)])
-def test_softmax_with_a_shared_tmp_buffer_runs_on_910B(kernels, m, k):
-    x = ((np.random.default_rng(1).random((m, k)) - 0.5) * 20).astype(np.float32)
+@pytest.mark.parametrize("dtype, m, k", [(np.float32, 8, 64), (np.float32, 3, 200), (np.float16, 4, 128)])
+def test_softmax_with_a_shared_tmp_buffer_runs_on_910B(kernels, dtype, m, k):
+    x = ((np.random.default_rng(1).random((m, k)) - 0.5) * 20).astype(dtype)
     z = np.zeros_like(x)
     result = ascrun.run_local(kernels.softmax_rows, 1, x, z, m, k)
-    assert re.search(r"AscendC::SoftMax<float, 0, 0>\(\w+, \w+, \w+, \w+, \w+\)", result.source)
-    np.testing.assert_allclose(z, softmax_ref(x), rtol=2e-6, atol=1e-7)
+    call = "float" if dtype == np.float32 else "half"
+    assert re.search(rf"AscendC::SoftMax<{call}, 0, 0>\(\w+, \w+, \w+, \w+, \w+\)", result.source)
+    # half: computed in float, rounded once (the Atlas A2/A3 implementation widens half operands)
+    np.testing.assert_allclose(z, softmax_ref(x.astype(np.float32)).astype(dtype), rtol=2e-6, atol=1e-7)
 
 
 # ---- Ascend 950 (__NPU_ARCH__ 3510): the source pyasc-dev writes for Ascend950PR_9599, built here ----
@@ -62,6 +64,14 @@ def run_950(kernel, *args):
     result, artifact, runner, values = build_950(kernel, *args)
     runner.run(artifact, 1, result.params, result.kernel_args, values)
     return result
+
+
+def test_softmax_with_a_shared_tmp_buffer_runs_on_950(kernels):
+    x = ((np.random.default_rng(2).random((8, 64)) - 0.5) * 20).astype(np.float32)
+    z = np.zeros_like(x)
+    result = run_950(kernels.softmax_rows, x, z, 8, 64)
+    assert re.search(r"AscendC::SoftMax<float, 0, 0>\(\w+, \w+, \w+, \w+, \w+\)", result.source)
+    np.testing.assert_allclose(z, softmax_ref(x), rtol=2e-6, atol=1e-7)
 
 
 def test_duplicate_from_a_local_tensor_fills_with_its_first_element(kernels):
