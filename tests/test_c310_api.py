@@ -308,6 +308,6 @@ def test_the_ascend_950_cube_forms_do_not_compile_for_atlas_a2():
     assert "static assertion failed: LoadData(LoadData2DParamsV2): Ascend 950 (__NPU_ARCH__ 3510) only" in str(e.value)
     with pytest.raises(ascrun.KernelError) as e:
         pipeline.get_target("cpu").toolchain.build(FIXPIPE_L1.format(n=32, dst_stride=512).replace(
-            "#define __NPU_ARCH__ 3510\n", "").replace(", false}}", "}}"), "fixpipe_l1", "AIC_ONLY")
+            "#define __NPU_ARCH__ 3510\n", "").replace(", false}", "}"), "fixpipe_l1", "AIC_ONLY")
     assert "static assertion failed: Fixpipe(L0C->L1, FixpipeParamsC310): Ascend 950 (__NPU_ARCH__ 3510) only" \
         in str(e.value)
