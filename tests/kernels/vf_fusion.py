@@ -1,0 +1,34 @@
+"""asctile kernels whose element-wise chains pyasc's nightly fuses into one VF (the register API:
+`__VEC_SCOPE__`, `AscendC::Reg::*`) when compiled with vf_fusion for an Ascend950 SOC. One 1-D
+tensor split over the blocks, each block's part in tiles of `tile` elements. Import only where
+asctile is installed."""
+from asc.experimental import asctile
+
+
+@asctile.jit
+def chain(x_ptr: asctile.GlobalAddress, y_ptr: asctile.GlobalAddress, w_ptr: asctile.GlobalAddress,
+          z_ptr: asctile.GlobalAddress, n: asctile.ConstExpr[int], tile: asctile.ConstExpr[int],
+          op: asctile.ConstExpr[str]):
+    x_gm = asctile.global_tensor(x_ptr, [n])
+    y_gm = asctile.global_tensor(y_ptr, [n])
+    w_gm = asctile.global_tensor(w_ptr, [n])
+    z_gm = asctile.global_tensor(z_ptr, [n])
+    per_block = n // asctile.block_num()
+    for i in asctile.range(per_block // tile):
+        offset = asctile.block_idx() * per_block + i * tile
+        x = asctile.copy_in(x_gm, [offset], [tile])
+        y = asctile.copy_in(y_gm, [offset], [tile])
+        w = asctile.copy_in(w_gm, [offset], [tile])
+        if op == "add_mul":
+            z = (x + y) * w
+        elif op == "exp_relu":
+            z = asctile.relu(asctile.exp(x) - y) * w
+        elif op == "scalar":
+            z = x * 2.0 + w
+        elif op == "max_min":
+            z = asctile.minimum(asctile.maximum(x, y), w)
+        elif op == "div":
+            z = (x - y) / w
+        else:
+            z = asctile.sqrt(asctile.abs(x)) + asctile.log(asctile.abs(y)) * w
+        asctile.copy_out(z, z_gm, [offset])

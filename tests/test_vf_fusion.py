@@ -1,0 +1,201 @@
+"""asctile's vf_fusion on the cpu target: for an Ascend950 SOC (arch C310) pyasc's nightly fuses a
+tile's element-wise chain into one VF written with Ascend C's register API (`__VEC_SCOPE__`,
+`AscendC::Reg::*`), which the runtime's reg/ family implements. The fused chains (kernels/vf_fusion.py)
+run through pyasc's frontend, the cpu toolchain and runner (pipeline.build/run, as run_local does)
+against numpy, with vf_fusion on and off giving the same bytes; a register instruction the device
+would run on garbage (an unwritten register or mask, a misaligned or out-of-UB address, outside a
+VF, an unknown mask pattern) faults naming the call, shown on the emitted source with that one
+fault put in. pyasc 1.1.1 has no asctile: these skip there (`make test-nightly` runs them)."""
+import dataclasses
+import functools
+import importlib.util
+import re
+
+import numpy as np
+import pytest
+
+from ascrun.compiler import pipeline
+from ascrun.compiler.bundle import collect
+from ascrun.compiler.errors import KernelError
+from ascrun.compiler.frontend import ArgSpec, pyasc_version
+from conftest import unsited
+
+pytestmark = [pytest.mark.kernel, pytest.mark.skipif(
+    importlib.util.find_spec("asc.experimental") is None or importlib.util.find_spec("asc.experimental.asctile") is None,
+    reason=f"pyasc {pyasc_version()} has no asc.experimental.asctile (pyasc's nightly has): make test-nightly runs these")]
+
+SOC = "Ascend950PR_9599"
+BLOCKS = 4
+UB_BYTES = 253952  # the Ascend950's Unified Buffer the runtime models (runtime/ascrun/core/soc.h, __NPU_ARCH__ 3510)
+REFERENCES = {
+    "add_mul": lambda x, y, w: (x + y) * w,
+    "exp_relu": lambda x, y, w: np.maximum(np.exp(x) - y, 0) * w,
+    "scalar": lambda x, y, w: x * x.dtype.type(2.0) + w,
+    "max_min": lambda x, y, w: np.minimum(np.maximum(x, y), w),
+    "div": lambda x, y, w: (x - y) / w,
+    "sqrt_log": lambda x, y, w: np.sqrt(np.abs(x)) + np.log(np.abs(y)) * w,
+}
+EXACT = {"add_mul", "scalar", "max_min", "div"}  # one rounding per operation, as numpy's; exp/log/sqrt: in float
+# Chains without a scalar: their unfused form is vector instructions only. A scalar operand
+# (x * 2.0) unfused is `Muls<float, 0>(dst, src, 2.0f, count)`, the count form with isSetMask =
+# false, which the cpu runtime faults on (tests/test_asctile.py): only its fused form runs here.
+TENSOR_ONLY = sorted(set(REFERENCES) - {"scalar"})
+
+
+class _Cache(dict):
+    """The builds' caches: this module's own, in memory."""
+    def put(self, key, value):
+        self[key] = value
+
+
+@pytest.fixture(scope="module")
+def kernels():
+    import vf_fusion
+    return vf_fusion
+
+
+@functools.lru_cache(maxsize=None)
+def _build(kernel, dtype: str, n: int, tile: int, op: str, vf: bool) -> pipeline.Build:
+    specs = [ArgSpec("tensor", dtype)] * 4 + [ArgSpec("scalar", "int", n), ArgSpec("scalar", "int", tile),
+                                              ArgSpec("scalar", "str", op)]
+    cache = _Cache()
+    return pipeline.build(collect(kernel), specs, pipeline.get_target("cpu"), frontend_cache=cache,
+                          artifact_cache=cache, options={"vf_fusion": vf}, soc=SOC)
+
+
+def _launch(built: pipeline.Build, x, y, w, blocks: int = BLOCKS):
+    z = np.zeros_like(x)
+    ran = pipeline.run(built, pipeline.get_target("cpu"), blocks, {"x_ptr": x, "y_ptr": y, "w_ptr": w, "z_ptr": z})
+    return z, ran
+
+
+def _inputs(n: int, dtype: str, seed: int = 2026):
+    rng = np.random.default_rng(seed)
+    return [(rng.random(n, dtype=np.float32) * 4 - 2).astype(dtype) for _ in range(3)]
+
+
+def _fused_and_plain(kernels, op, dtype, n, tile):
+    x, y, w = _inputs(n, dtype)
+    fused, ran = _launch(_build(kernels.chain, dtype, n, tile, op, True), x, y, w)
+    plain, _ = _launch(_build(kernels.chain, dtype, n, tile, op, False), x, y, w)
+    return (x, y, w), fused, plain, ran
+
+
+@pytest.mark.parametrize("op", TENSOR_ONLY)
+def test_a_fused_chain_matches_numpy_and_the_unfused_kernel(kernels, op):
+    (x, y, w), fused, plain, ran = _fused_and_plain(kernels, op, "float32", 4096, 256)
+    source = _build(kernels.chain, "float32", 4096, 256, op, True).frontend.source
+    assert "__VEC_SCOPE__" in source and "AscendC::Reg::LoadAlign" in source  # fused: one VF per tile
+    assert "__VEC_SCOPE__" not in _build(kernels.chain, "float32", 4096, 256, op, False).frontend.source
+    np.testing.assert_array_equal(fused, plain)
+    expected = REFERENCES[op](x, y, w)
+    if op in EXACT:
+        np.testing.assert_array_equal(fused, expected)
+    else:
+        np.testing.assert_allclose(fused, expected, rtol=1e-6, atol=1e-6)
+    assert not [m for m in ran.warnings if "Reg::" in m]
+
+
+def test_a_scalar_in_a_fused_chain_is_a_register_of_it(kernels):
+    x, y, w = _inputs(4096, "float32")
+    built = _build(kernels.chain, "float32", 4096, 256, "scalar", True)
+    assert re.search(r"AscendC::Reg::Duplicate\(v\d+, c2_f32, v\d+\)", built.frontend.source)
+    fused, _ = _launch(built, x, y, w)
+    np.testing.assert_array_equal(fused, x * np.float32(2.0) + w)
+
+
+@pytest.mark.parametrize("op", ["add_mul", "exp_relu"])
+def test_a_tile_not_a_multiple_of_the_register_stores_only_its_elements(kernels, op):
+    """100 floats: two 64-lane registers, the second loaded whole (past the tile, as the device
+    does) and stored under UpdateMask's 36 lanes."""
+    source = _build(kernels.chain, "float32", 800, 100, op, True).frontend.source
+    assert "UpdateMask<float>" in source and "{c100_idx}" in source
+    (x, y, w), fused, plain, _ = _fused_and_plain(kernels, op, "float32", 800, 100)
+    np.testing.assert_array_equal(fused, plain)
+    np.testing.assert_allclose(fused, REFERENCES[op](x, y, w), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["add_mul", "exp_relu"])
+def test_half_chains_round_after_every_operation(kernels, op):
+    (x, y, w), fused, plain, _ = _fused_and_plain(kernels, op, "float16", 2048, 256)
+    assert "RegTensor<half>" in _build(kernels.chain, "float16", 2048, 256, op, True).frontend.source
+    np.testing.assert_array_equal(fused, plain)
+    if op == "exp_relu":
+        np.testing.assert_allclose(fused, REFERENCES[op](x, y, w), rtol=1e-3)
+    else:
+        np.testing.assert_array_equal(fused, REFERENCES[op](x, y, w))
+
+
+# --- what the device would do silently or refuse: faults naming the call ------------------------
+
+def _fault_in(kernels, change) -> str:
+    """The fault of the fused add_mul kernel's emitted source with `change(source)` made to it."""
+    built = _build(kernels.chain, "float32", 1024, 256, "add_mul", True)
+    source = change(built.frontend.source)
+    assert source != built.frontend.source
+    target = pipeline.get_target("cpu")
+    result = dataclasses.replace(built.frontend, source=source)
+    changed = pipeline.Build(result, target.toolchain.build(source, result.kernel_name, result.kernel_type))
+    with pytest.raises(KernelError) as e:
+        _launch(changed, *_inputs(1024, "float32"), blocks=1)
+    assert e.value.kind == "runtime_error"
+    return unsited(str(e.value))
+
+
+def _first_address(source: str):
+    """(the first register pointer's tensor variable, its UB offset) in an emitted VF."""
+    tensor = re.search(r"reinterpret_cast<__ubuf__ float\*>\((v\d+)\.GetPhyAddr\(\)\)", source).group(1)
+    return tensor, int(re.search(rf"LocalTensor<float> {tensor}\{{AscendC::TPosition::VECCALC, (\d+),", source).group(1))
+
+
+def test_a_misaligned_register_address_faults(kernels):
+    offset = []
+
+    def misalign(source):
+        tensor, at = _first_address(source)
+        offset.append(at + 4)
+        return source.replace(f"({tensor}.GetPhyAddr())", f"({tensor}.GetPhyAddr() + 4)", 1)
+    message = _fault_in(kernels, misalign)
+    assert message == (f"block 0: Reg::LoadAlign: srcAddr (UB offset {offset[0]:#x}) is not 32-byte aligned "
+                       "(LoadAlign/StoreAlign's DIST_NORM needs it)")
+
+
+def test_a_register_past_the_unified_buffer_faults(kernels):
+    past = UB_BYTES - 128  # aligned, but its 256 bytes end past the UB
+
+    def beyond(source):
+        tensor, at = _first_address(source)
+        return source.replace(f"({tensor}.GetPhyAddr())", f"({tensor}.GetPhyAddr() + {past - at})", 1)
+    assert _fault_in(kernels, beyond) == (
+        f"block 0: Reg::LoadAlign: srcAddr (UB offset {past:#x}) + the register's 256 bytes runs past the Unified "
+        f"Buffer ({UB_BYTES} bytes)")
+
+
+def test_a_register_read_before_anything_wrote_it_faults(kernels):
+    def unloaded(source):  # the first LoadAlign goes: the Add reads a register nothing loaded
+        return re.sub(r"AscendC::Reg::LoadAlign<[^;]*;\n", "", source, count=1)
+    assert _fault_in(kernels, unloaded) == (
+        "block 0: Reg::Add: srcReg0 is a RegTensor nothing has written (its value is undefined)")
+
+
+def test_a_mask_never_set_faults(kernels):
+    def unset(source):
+        return re.sub(r"(AscendC::Reg::MaskReg v\d+) = AscendC::Reg::CreateMask<[^;]*;", r"\1;", source, count=1)
+    assert _fault_in(kernels, unset) == (
+        "block 0: Reg::Add: mask is a MaskReg nothing has written (its value is undefined)")
+
+
+def test_an_unknown_mask_pattern_faults(kernels):
+    def unknown(source):
+        return source.replace("AscendC::Reg::MaskPattern::ALL>", "static_cast<AscendC::Reg::MaskPattern>(14)>", 1)
+    assert _fault_in(kernels, unknown) == (
+        "block 0: Reg::CreateMask: MaskPattern 14 is not one of MaskReg.md's patterns (ALL, VL1..VL128, M3, M4, H, "
+        "Q, ALLF)")
+
+
+def test_a_register_instruction_outside_a_vf_faults(kernels):
+    def unscoped(source):
+        return source.replace("__VEC_SCOPE__", "", 1)
+    assert _fault_in(kernels, unscoped) == (
+        "block 0: Reg::CreateMask: a register instruction outside a __VEC_SCOPE__ (the register API runs only "
+        "inside a VF)")
