@@ -71,7 +71,13 @@ def _launch(built: pipeline.Build, x, y, w, blocks: int = BLOCKS):
 
 def _inputs(n: int, dtype: str, seed: int = 2026):
     rng = np.random.default_rng(seed)
+    if dtype.startswith("int"):
+        return [rng.integers(-1000, 1000, n).astype(dtype) for _ in range(3)]
     return [(rng.random(n, dtype=np.float32) * 4 - 2).astype(dtype) for _ in range(3)]
+
+
+def _per_tile(values, tile, reduce):
+    return np.repeat(reduce(values.reshape(-1, tile), axis=1), tile)
 
 
 def _fused_and_plain(kernels, op, dtype, n, tile):
@@ -102,6 +108,36 @@ def test_a_scalar_in_a_fused_chain_is_a_register_of_it(kernels):
     assert re.search(r"AscendC::Reg::Duplicate\(v\d+, c2_f32, v\d+\)", built.frontend.source)
     fused, _ = _launch(built, x, y, w)
     np.testing.assert_array_equal(fused, x * np.float32(2.0) + w)
+
+
+# A VF that reduces (asctile: per-lane partials over the tile's registers, Reg::ReduceSum/ReduceMax,
+# Duplicate of element 0), and integer chains (Reg::And/Or/Not, ShiftLefts). Their unfused forms use
+# vector instructions the cpu runtime does not take (Duplicate from a tensor, the isSetMask = false
+# count forms): numpy is the reference.
+WITH_REDUCTIONS = {
+    "sum": ("float32", lambda x, y, w, tile: _per_tile(x * y, tile, np.sum) + w),
+    "softmax": ("float32", lambda x, y, w, tile: np.exp(x - _per_tile(x, tile, np.max)) * w),
+    "bits": ("int32", lambda x, y, w, tile: (x & y) | (x ^ w)),
+    "shift": ("int32", lambda x, y, w, tile: (x << 2) + y * w),
+}
+
+
+@pytest.mark.parametrize("tile", [256, 100])
+@pytest.mark.parametrize("op", sorted(WITH_REDUCTIONS))
+def test_a_fused_reduction_or_integer_chain_matches_numpy(kernels, op, tile):
+    dtype, reference = WITH_REDUCTIONS[op]
+    built = _build(kernels.chain, dtype, 4 * 2 * tile, tile, op, True)
+    if op in ("sum", "softmax"):
+        assert re.search(r"AscendC::Reg::Reduce(Sum|Max)\(", built.frontend.source)
+    if op == "sum" and tile % 64:  # the partial last register: Select, after a store and reload
+        assert "AscendC::Reg::Select(" in built.frontend.source and "AscendC::Reg::LocalMemBar<" in built.frontend.source
+    x, y, w = _inputs(4 * 2 * tile, dtype)
+    fused, _ = _launch(built, x, y, w)
+    expected = reference(x, y, w, tile)
+    if dtype == "int32":
+        np.testing.assert_array_equal(fused, expected)
+    else:  # the VF adds in its own order (per lane, then Reduce.md's binary tree)
+        np.testing.assert_allclose(fused, expected, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("op", ["add_mul", "exp_relu"])
@@ -199,3 +235,21 @@ def test_a_register_instruction_outside_a_vf_faults(kernels):
     assert _fault_in(kernels, unscoped) == (
         "block 0: Reg::CreateMask: a register instruction outside a __VEC_SCOPE__ (the register API runs only "
         "inside a VF)")
+
+
+def test_a_negative_shift_count_faults(kernels):
+    """ShiftLefts.md: "scalarValue不支持设置为负数，负数行为未定义"; the count is the kernel's scalar."""
+    cache = _Cache()
+    built = pipeline.build(collect(kernels.shift_by), [ArgSpec("tensor", "int32")] * 2 + [
+        ArgSpec("scalar", "int", 256), ArgSpec("scalar", "int32", 3)], pipeline.get_target("cpu"), frontend_cache=cache,
+        artifact_cache=cache, options={"vf_fusion": True}, soc=SOC)
+    assert "AscendC::Reg::ShiftLefts(" in built.frontend.source
+    x = np.arange(-128, 128, dtype=np.int32)
+    for count, expected in ((3, (x << 3) + x), (31, (x << 31) + x), (32, x)):  # past the width: 0 (ShiftLefts.md)
+        z = np.zeros_like(x)
+        pipeline.run(built, pipeline.get_target("cpu"), 1, {"x_ptr": x, "z_ptr": z, "count": np.int32(count)})
+        np.testing.assert_array_equal(z, expected)
+    with pytest.raises(KernelError) as e:
+        pipeline.run(built, pipeline.get_target("cpu"), 1, {"x_ptr": x, "z_ptr": np.zeros_like(x), "count": np.int32(-1)})
+    assert unsited(str(e.value)) == (
+        "block 0: Reg::ShiftLefts: shift count -1 is negative (the reference leaves a negative count undefined)")

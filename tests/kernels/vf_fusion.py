@@ -27,8 +27,24 @@ def chain(x_ptr: asctile.GlobalAddress, y_ptr: asctile.GlobalAddress, w_ptr: asc
             z = x * 2.0 + w
         elif op == "max_min":
             z = asctile.minimum(asctile.maximum(x, y), w)
+        elif op == "sum":  # a reduction in the VF, broadcast back over the tile
+            z = asctile.full_like(x, asctile.reduce_sum(x * y)) + w
+        elif op == "softmax":
+            z = asctile.exp(x - asctile.reduce_max(x)) * w
+        elif op == "bits":
+            z = (x & y) | (x ^ w)
+        elif op == "shift":
+            z = (x << 2) + y * w
         elif op == "div":
             z = (x - y) / w
         else:
             z = asctile.sqrt(asctile.abs(x)) + asctile.log(asctile.abs(y)) * w
         asctile.copy_out(z, z_gm, [offset])
+
+
+@asctile.jit
+def shift_by(x_ptr: asctile.GlobalAddress, z_ptr: asctile.GlobalAddress, n: asctile.ConstExpr[int],
+             count: int):
+    """z = (x << count) + x, fused; `count` is a runtime scalar."""
+    x = asctile.copy_in(asctile.global_tensor(x_ptr, [n]), [0], [n])
+    asctile.copy_out((x << count) + x, asctile.global_tensor(z_ptr, [n]), [0])

@@ -1,6 +1,6 @@
-// ascrun cpu runtime: the register API's element-wise arithmetic (基础API/Reg矢量计算/基础算术 and
-// 数据填充): binary `Add Sub Mul Div Max Min`, unary `Abs Exp Ln Sqrt Relu Neg`, register-scalar
-// `Adds Muls Maxs Mins`, and `Duplicate` (scalar -> every selected element).
+// ascrun cpu runtime: the register API's element-wise arithmetic (基础API/Reg矢量计算/基础算术):
+// binary `Add Sub Mul Div Max Min`, unary `Abs Exp Ln Sqrt Relu Neg`, register-scalar
+// `Adds Muls Maxs Mins`.
 //
 // Each computes dstReg_i for the elements `mask` selects; the others become 0 (MaskMergeMode
 // ZEROING, the default) or keep dstReg's value (MERGING). Element arithmetic is vector/arith.h's:
@@ -45,7 +45,7 @@ namespace Reg {
 #define ASCRUN_REG_BINARY(NAME, FN, ...)                                                                    \
     template <typename T = void, MaskMergeMode mode = MaskMergeMode::ZEROING, typename U>                    \
     inline void NAME(U& dstReg, U& srcReg0, U& srcReg1, MaskReg& mask) {                                    \
-        using E = typename std::remove_cv<typename std::remove_reference<decltype(*dstReg.lane)>::type>::type; \
+        using E = typename U::ActualT;                                                                      \
         static_assert(ascrun::one_of_v<E, __VA_ARGS__>, "Reg::" #NAME ": a dtype its page does not list");   \
         constexpr const char* api = "Reg::" #NAME;                                                          \
         ascrun::reg::enter_vf(api);                                                                         \
@@ -69,7 +69,7 @@ ASCRUN_REG_BINARY(Min, min, int8_t, uint8_t, int16_t, uint16_t, half, bfloat16_t
 #define ASCRUN_REG_UNARY(NAME, FN, ...)                                                                     \
     template <typename T = void, MaskMergeMode mode = MaskMergeMode::ZEROING, typename U>                    \
     inline void NAME(U& dstReg, U& srcReg, MaskReg& mask) {                                                 \
-        using E = typename std::remove_cv<typename std::remove_reference<decltype(*dstReg.lane)>::type>::type; \
+        using E = typename U::ActualT;                                                                      \
         static_assert(ascrun::one_of_v<E, __VA_ARGS__>, "Reg::" #NAME ": a dtype its page does not list");   \
         constexpr const char* api = "Reg::" #NAME;                                                          \
         ascrun::reg::enter_vf(api);                                                                         \
@@ -88,7 +88,7 @@ ASCRUN_REG_UNARY(Neg, ascrun::reg::neg, int8_t, int16_t, half, int32_t, float, i
 #define ASCRUN_REG_SCALAR(NAME, FN, ...)                                                                    \
     template <typename T = void, MaskMergeMode mode = MaskMergeMode::ZEROING, typename U, typename S>        \
     inline void NAME(U& dstReg, U& srcReg, S scalarValue, MaskReg& mask) {                                  \
-        using E = typename std::remove_cv<typename std::remove_reference<decltype(*dstReg.lane)>::type>::type; \
+        using E = typename U::ActualT;                                                                      \
         static_assert(ascrun::one_of_v<E, __VA_ARGS__>, "Reg::" #NAME ": a dtype its page does not list");   \
         constexpr const char* api = "Reg::" #NAME;                                                          \
         ascrun::reg::enter_vf(api);                                                                         \
@@ -104,22 +104,6 @@ ASCRUN_REG_SCALAR(Maxs, max, int8_t, uint8_t, int16_t, uint16_t, half, bfloat16_
 ASCRUN_REG_SCALAR(Mins, min, int8_t, uint8_t, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float, int64_t,
                   uint64_t)
 #undef ASCRUN_REG_SCALAR
-
-// 数据填充/Duplicate.md: dstReg_i = scalarValue for the selected elements (every element without a mask).
-template <typename T = void, MaskMergeMode mode = MaskMergeMode::ZEROING, typename U, typename S>
-inline void Duplicate(U& dstReg, S scalarValue, MaskReg& mask) {
-    using E = typename std::remove_cv<typename std::remove_reference<decltype(*dstReg.lane)>::type>::type;
-    constexpr const char* api = "Reg::Duplicate";
-    ascrun::reg::enter_vf(api);
-    const E s = static_cast<E>(scalarValue);
-    ascrun::reg::masked<E, mode>(api, dstReg, mask, [&](uint32_t) { return s; });
-}
-template <typename T = void, typename U, typename S>
-inline void Duplicate(U& dstReg, S scalarValue) {
-    MaskReg all;
-    all.select_first<uint8_t>(ascrun::reg::kVecLen);
-    Duplicate(dstReg, scalarValue, all);
-}
 
 }  // namespace Reg
 }  // namespace AscendC

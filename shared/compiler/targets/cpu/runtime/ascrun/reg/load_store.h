@@ -59,7 +59,7 @@ namespace Reg {
 template <typename T, LoadDist dist = LoadDist::DIST_NORM, typename U>
 inline void LoadAlign(U& dstReg, __ubuf__ T* srcAddr) {
     static_assert(dist == LoadDist::DIST_NORM, "ascrun models LoadAlign's DIST_NORM distribution only");
-    static_assert(sizeof(*dstReg.lane) == sizeof(T), "LoadAlign: the RegTensor's element type is not T");
+    static_assert(std::is_same<typename U::ActualT, T>::value, "LoadAlign: the RegTensor's element type is not T");
     constexpr const char* api = "Reg::LoadAlign";
     ascrun::BlockContext& b = ascrun::reg::enter_vf(api);
     const uint64_t at = ascrun::reg::ub_register_span(api, "srcAddr", reinterpret_cast<uintptr_t>(srcAddr));
@@ -73,7 +73,7 @@ template <typename T, StoreDist dist = StoreDist::DIST_NORM, typename U>
 inline void StoreAlign(__ubuf__ T* dstAddr, U& srcReg, MaskReg& mask) {
     static_assert(ascrun::reg::is_norm_store<dist, T>(),
                   "ascrun models StoreAlign's DIST_NORM distribution (DIST_NORM_B8/B16/B32 for T's width) only");
-    static_assert(sizeof(*srcReg.lane) == sizeof(T), "StoreAlign: the RegTensor's element type is not T");
+    static_assert(std::is_same<typename U::ActualT, T>::value, "StoreAlign: the RegTensor's element type is not T");
     constexpr const char* api = "Reg::StoreAlign";
     ascrun::BlockContext& b = ascrun::reg::enter_vf(api);
     const uint64_t at = ascrun::reg::ub_register_span(api, "dstAddr", reinterpret_cast<uintptr_t>(dstAddr));

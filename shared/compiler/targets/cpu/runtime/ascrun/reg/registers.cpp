@@ -1,6 +1,7 @@
 // ascrun cpu runtime: the register API's checks and faults, compiled once (reg/registers.h,
 // reg/load_store.h).
 #include "ascrun/reg/load_store.h"
+#include "ascrun/reg/logic.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -18,6 +19,10 @@ void unwritten_register(const char* api, const char* role, const char* kind) {
 void bad_mask_pattern(const char* api, int pattern) {
     fault(format("%s: MaskPattern %d is not one of MaskReg.md's patterns (ALL, VL1..VL128, M3, M4, H, Q, ALLF)", api,
                  pattern));
+}
+
+void negative_shift(const char* api, long long count) {
+    fault(format("%s: shift count %lld is negative (the reference leaves a negative count undefined)", api, count));
 }
 
 uint64_t ub_register_span(const char* api, const char* role, uintptr_t addr) {

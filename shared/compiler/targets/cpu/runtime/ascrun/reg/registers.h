@@ -77,6 +77,7 @@ enum class MaskPattern { ALL, VL1, VL2, VL3, VL4, VL8, VL16, VL32, VL64, VL128, 
 
 template <typename T>
 struct RegTensor {
+    using ActualT = T;  // the element type (the reference's own name for it)
     // The VL bytes as T; written by instructions only (ascrun::reg reads them through `read`).
     ascrun::elem_t<T> lane[ascrun::reg::lanes<T>()];
     bool written = false;
