@@ -162,6 +162,28 @@ def test_half_chains_round_after_every_operation(kernels, op):
         np.testing.assert_array_equal(fused, REFERENCES[op](x, y, w))
 
 
+@pytest.mark.parametrize("cols", [64, 40])
+@pytest.mark.parametrize("op", ["softmax", "bias"])
+def test_a_fused_row_wise_chain_matches_numpy(kernels, op, cols):
+    """A 16 x cols tile: each row's softmax (a reduction per row; 40 columns: a partial register), or
+    a row broadcast over the tile."""
+    rng = np.random.default_rng(7)
+    x = rng.random((16, cols), dtype=np.float32) * 4 - 2
+    b = rng.random((1, cols), dtype=np.float32) * 4 - 2
+    cache = _Cache()
+    built = pipeline.build(collect(kernels.rows), [ArgSpec("tensor", "float32")] * 3 + [
+        ArgSpec("scalar", "int", 16), ArgSpec("scalar", "int", cols), ArgSpec("scalar", "str", op)],
+        pipeline.get_target("cpu"), frontend_cache=cache, artifact_cache=cache, options={"vf_fusion": True}, soc=SOC)
+    assert "__VEC_SCOPE__" in built.frontend.source
+    z = np.zeros_like(x)
+    pipeline.run(built, pipeline.get_target("cpu"), 1, {"x_ptr": x, "b_ptr": b, "z_ptr": z})
+    if op == "softmax":
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        np.testing.assert_allclose(z, e / e.sum(axis=1, keepdims=True), rtol=1e-6, atol=1e-7)
+    else:
+        np.testing.assert_array_equal(z, np.maximum(x + b, 0) * x)
+
+
 # --- what the device would do silently or refuse: faults naming the call ------------------------
 
 def _fault_in(kernels, change) -> str:

@@ -48,3 +48,17 @@ def shift_by(x_ptr: asctile.GlobalAddress, z_ptr: asctile.GlobalAddress, n: asct
     """z = (x << count) + x, fused; `count` is a runtime scalar."""
     x = asctile.copy_in(asctile.global_tensor(x_ptr, [n]), [0], [n])
     asctile.copy_out((x << count) + x, asctile.global_tensor(z_ptr, [n]), [0])
+
+
+@asctile.jit
+def rows(x_ptr: asctile.GlobalAddress, b_ptr: asctile.GlobalAddress, z_ptr: asctile.GlobalAddress,
+         r: asctile.ConstExpr[int], c: asctile.ConstExpr[int], op: asctile.ConstExpr[str]):
+    """One r x c tile: a softmax of each row, or relu(x + b) * x with b one row broadcast."""
+    x = asctile.copy_in(asctile.global_tensor(x_ptr, [r, c]), [0, 0], [r, c])
+    b = asctile.copy_in(asctile.global_tensor(b_ptr, [1, c]), [0, 0], [1, c])
+    if op == "softmax":
+        e = asctile.exp(x - asctile.reduce_max(x, 1, keep_dims=True))
+        z = e / asctile.reduce_sum(e, 1, keep_dims=True)
+    else:
+        z = asctile.relu(x + b) * x
+    asctile.copy_out(z, asctile.global_tensor(z_ptr, [r, c]), [0, 0])

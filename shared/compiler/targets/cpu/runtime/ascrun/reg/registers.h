@@ -7,6 +7,8 @@
 // so a mask made for one width reads as the device would for another. A register read before
 // anything was written to it, or any register instruction outside a `__VEC_SCOPE__`, faults naming
 // the call (the device would read garbage / the compiler refuses a VF instruction outside a VF).
+//
+// The pages cited in reg/ are cannmirror/asc-devkit's docs/zh/api/SIMD-API/基础API/Reg矢量计算/.
 #pragma once
 
 #include "ascrun/core/core.h"
