@@ -20,9 +20,10 @@ from ascrun.compiler.errors import KernelError
 from ascrun.compiler.frontend import ArgSpec, pyasc_version
 from conftest import unsited
 
-pytestmark = [pytest.mark.kernel, pytest.mark.skipif(
-    importlib.util.find_spec("asc.experimental") is None or importlib.util.find_spec("asc.experimental.asctile") is None,
-    reason=f"pyasc {pyasc_version()} has no asc.experimental.asctile (pyasc's nightly has): make test-nightly runs these")]
+HAS_ASCTILE = importlib.util.find_spec("asc.experimental") is not None and \
+    importlib.util.find_spec("asc.experimental.asctile") is not None
+pytestmark = [pytest.mark.kernel, pytest.mark.skipif(not HAS_ASCTILE, reason=(
+    f"pyasc {pyasc_version()} has no asc.experimental.asctile (pyasc's nightly has): make test-nightly runs these"))]
 
 SOC = "Ascend950PR_9599"
 BLOCKS = 4
@@ -130,7 +131,8 @@ def test_a_fused_reduction_or_integer_chain_matches_numpy(kernels, op, tile):
     if op in ("sum", "softmax"):
         assert re.search(r"AscendC::Reg::Reduce(Sum|Max)\(", built.frontend.source)
     if op == "sum" and tile % 64:  # the partial last register: Select, after a store and reload
-        assert "AscendC::Reg::Select(" in built.frontend.source and "AscendC::Reg::LocalMemBar<" in built.frontend.source
+        assert "AscendC::Reg::Select(" in built.frontend.source
+        assert "AscendC::Reg::LocalMemBar<" in built.frontend.source
     x, y, w = _inputs(4 * 2 * tile, dtype)
     fused, _ = _launch(built, x, y, w)
     expected = reference(x, y, w, tile)
@@ -203,7 +205,8 @@ def _fault_in(kernels, change) -> str:
 def _first_address(source: str):
     """(the first register pointer's tensor variable, its UB offset) in an emitted VF."""
     tensor = re.search(r"reinterpret_cast<__ubuf__ float\*>\((v\d+)\.GetPhyAddr\(\)\)", source).group(1)
-    return tensor, int(re.search(rf"LocalTensor<float> {tensor}\{{AscendC::TPosition::VECCALC, (\d+),", source).group(1))
+    declared = re.search(rf"LocalTensor<float> {tensor}\{{AscendC::TPosition::VECCALC, (\d+),", source)
+    return tensor, int(declared.group(1))
 
 
 def test_a_misaligned_register_address_faults(kernels):
@@ -272,6 +275,7 @@ def test_a_negative_shift_count_faults(kernels):
         pipeline.run(built, pipeline.get_target("cpu"), 1, {"x_ptr": x, "z_ptr": z, "count": np.int32(count)})
         np.testing.assert_array_equal(z, expected)
     with pytest.raises(KernelError) as e:
-        pipeline.run(built, pipeline.get_target("cpu"), 1, {"x_ptr": x, "z_ptr": np.zeros_like(x), "count": np.int32(-1)})
+        pipeline.run(built, pipeline.get_target("cpu"), 1,
+                     {"x_ptr": x, "z_ptr": np.zeros_like(x), "count": np.int32(-1)})
     assert unsited(str(e.value)) == (
         "block 0: Reg::ShiftLefts: shift count -1 is negative (the reference leaves a negative count undefined)")
