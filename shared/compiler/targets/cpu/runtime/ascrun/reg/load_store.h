@@ -79,11 +79,15 @@ inline void StoreAlign(__ubuf__ T* dstAddr, U& srcReg, MaskReg& mask) {
     const uint64_t at = ascrun::reg::ub_register_span(api, "dstAddr", reinterpret_cast<uintptr_t>(dstAddr));
     const auto* src = srcReg.read(api, "srcReg");
     const MaskReg& m = mask.checked(api);
-    ascrun::pipe_operand(b, api, "dst", ascrun::Memory::UB, at, ascrun::reg::kVecLen);
     auto* dst = reinterpret_cast<ascrun::elem_t<T>*>(b.ub + at);
+    uint32_t end = 0;  // past the last element written: the bytes the pipe model sees
     for (uint32_t i = 0; i < ascrun::reg::lanes<T>(); ++i) {
-        if (m.selects<T>(i)) dst[i] = src[i];
+        if (m.selects<T>(i)) {
+            dst[i] = src[i];
+            end = i + 1;
+        }
     }
+    if (end != 0) ascrun::pipe_operand(b, api, "dst", ascrun::Memory::UB, at, end * sizeof(T));
 }
 
 }  // namespace Reg
