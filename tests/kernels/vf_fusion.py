@@ -62,3 +62,13 @@ def rows(x_ptr: asctile.GlobalAddress, b_ptr: asctile.GlobalAddress, z_ptr: asct
     else:
         z = asctile.relu(x + b) * x
     asctile.copy_out(z, asctile.global_tensor(z_ptr, [r, c]), [0, 0])
+
+
+@asctile.jit(vf_fusion=True)
+def add_mul_fused(x_ptr: asctile.GlobalAddress, y_ptr: asctile.GlobalAddress, w_ptr: asctile.GlobalAddress,
+                  z_ptr: asctile.GlobalAddress, n: asctile.ConstExpr[int]):
+    """z = (x + y) * w in one tile, vf_fusion asked for by the kernel itself."""
+    x = asctile.copy_in(asctile.global_tensor(x_ptr, [n]), [0], [n])
+    y = asctile.copy_in(asctile.global_tensor(y_ptr, [n]), [0], [n])
+    w = asctile.copy_in(asctile.global_tensor(w_ptr, [n]), [0], [n])
+    asctile.copy_out((x + y) * w, asctile.global_tensor(z_ptr, [n]), [0])
