@@ -28,6 +28,7 @@
 
 #include "ascrun/core/half.h"
 #include "ascrun/core/site.h"
+#include "ascrun/core/soc.h"
 #include "ascrun/launch/report.h"
 #include "ascrun/pipes/model.h"
 #include "ascrun/pipes/trace.h"
@@ -81,8 +82,7 @@ enum CoreType : int32_t { AIC = 1, AIV = 2 };
 
 namespace ascrun {
 
-// ---- limits of the modelled core (Atlas A2/A3 vector core) ----------------------------------------
-constexpr uint32_t kUbBytes = 196608;      // 192 KiB Unified Buffer per block
+// ---- limits of the modelled core (its sizes: core/soc.h, by __NPU_ARCH__) ---------------------------
 constexpr uint32_t kUbAlign = 32;          // UB operand start addresses: 32-byte aligned
 constexpr uint32_t kUbAllocAlign = 64;     // alignment of the host allocation backing the UB
 constexpr uint8_t kUbPoison = 0xA5;        // fill of a fresh UB (the hardware leaves it undefined)
@@ -91,15 +91,11 @@ constexpr uint32_t kHardEventCount = 35;   // values of AscendC::HardEvent
 constexpr uint32_t kMaxConcurrentBlocks = 64;
 constexpr uint32_t kPositionSlots = 32;    // > the values of AscendC::TPosition (core/tensor.h checks)
 
-// ---- the cube core's local memories (Atlas A2/A3 AI Cube core) -------------------------------------
+// ---- the cube core's local memories: L1 (TPosition A1, B1, C1), L0A (A2), L0B (B2), L0C (CO1) ------
 // Each block has them besides its Unified Buffer, allocated on first use (BlockContext::local_memory),
-// so a vector-only launch pays nothing for them.
+// so a vector-only launch pays nothing for them. Their sizes: core/soc.h.
 enum class Memory : uint8_t { UB, L1, L0A, L0B, L0C };
 constexpr uint32_t kCubeMemoryCount = 4;  // L1, L0A, L0B, L0C
-constexpr uint32_t kL1Bytes = 524288;     // 512 KiB L1 Buffer (TPosition A1, B1, C1)
-constexpr uint32_t kL0ABytes = 65536;     // 64 KiB L0A Buffer (A2)
-constexpr uint32_t kL0BBytes = 65536;     // 64 KiB L0B Buffer (B2)
-constexpr uint32_t kL0CBytes = 131072;    // 128 KiB L0C Buffer (CO1)
 
 constexpr uint32_t memory_bytes(Memory m) {
     return m == Memory::UB ? kUbBytes : m == Memory::L1 ? kL1Bytes : m == Memory::L0A ? kL0ABytes
