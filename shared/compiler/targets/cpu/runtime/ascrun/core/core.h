@@ -255,6 +255,17 @@ private:
 };
 
 // Per-block state. The API headers keep their own sections here so that a block is self-contained.
+// sync/buf_id.h: get_buf/rls_buf buffer IDs 0..31 (asc-devkit docs/zh/api/SIMD-API/C-API/sync/
+// asc_lock.md: mutex_id in [0, 31]) and what one of a block's IDs is at.
+constexpr int32_t kBufIdCount = 32;
+struct BufIdState {
+    int8_t holder = -1;         // the pipes::Pipe whose get_buf holds it (no rls_buf yet); -1: free
+    bool non_blocking = false;  // the holder's get_buf mode (its rls_buf must match)
+    bool released = false;      // an rls_buf released it: `release` is that signal
+    Site site;                  // the kernel's statement of its last get_buf or rls_buf
+    pipes::Stamp release;
+};
+
 struct BlockContext {
     LaunchContext* launch = nullptr;
     // The core: its type, GetBlockIdx (a vector core of a 1:2 mixed block b is 2b + sub_block_idx),
@@ -294,6 +305,8 @@ struct BlockContext {
     // The user tag (LocalTensor::SetUserTag) of each TQue/TBuf buffer, indexed by BufTag::handle;
     // TPipe::InitBuffer sets it to -1, as on the device. Handle 0: none.
     std::vector<int32_t> user_tags = std::vector<int32_t>(1, 0);
+    // sync/buf_id.h: each get_buf/rls_buf buffer ID's holder and last release.
+    BufIdState buf_ids[kBufIdCount];
     // Tensors allocated and not freed, per TPosition, across its queues (at most 8 on Atlas A2/A3).
     uint8_t allocated_on[kPositionSlots] = {};
     // TPipe::AllocEventID: bit i of event_ids_allocated[e] is event ID i of HardEvent e, held until
