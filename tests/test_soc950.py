@@ -251,3 +251,47 @@ def test_the_timeline_waits_at_get_buf(vadd):
     copies = _spans(unordered.trace, "MTE2", "DataCopyPad(GM->UB)")
     assert any(c_start < a_end and a_start < c_end for a_start, a_end in _spans(unordered.trace, "V", "Add")
                for c_start, c_end in copies[::2])
+
+
+# ---- the SOC in the pool: workers, host tiling ----------------------------------------------------------
+
+def test_a_cpu_target_serves_every_soc_it_models_unless_told():
+    from ascrun.compiler.targets.cpu import CpuTarget
+    said = CpuTarget().capabilities()["socs"]
+    assert said == frontend.known_socs() and {SOC_950, SOC_910B, "Ascend950PR_950z", "Ascend910_9391"} <= set(said)
+    assert CpuTarget(socs=[SOC_910B]).capabilities()["socs"] == [SOC_910B]  # the operator's --soc
+
+
+def test_host_tiling_knows_the_950s_core():
+    from ascrun.compat.host_tiling import CoreMemType, PlatformAscendC
+    platform, a2 = PlatformAscendC(SOC_950), PlatformAscendC(SOC_910B)
+    sizes = {t: platform.get_core_mem_size(t) for t in (CoreMemType.UB, CoreMemType.L1, CoreMemType.L0_A,
+                                                        CoreMemType.L0_B, CoreMemType.L0_C, CoreMemType.BT)}
+    assert sizes == {CoreMemType.UB: 248 * 1024, CoreMemType.L1: 512 * 1024, CoreMemType.L0_A: 64 * 1024,
+                     CoreMemType.L0_B: 64 * 1024, CoreMemType.L0_C: 256 * 1024, CoreMemType.BT: 4 * 1024}
+    assert a2.get_core_mem_size(CoreMemType.UB) == 192 * 1024
+    assert (platform.get_core_num_aic(), platform.get_core_num_aiv()) == (24, 48)
+    from asc.runtime.config import Platform
+    for p in Platform:  # every SOC the nightly knows has host tiling
+        assert PlatformAscendC(p).get_soc_version() == p.value
+
+
+@pytest.mark.service
+def test_an_ascrun_up_pool_runs_950_scripts(service, client, tmp_path):
+    from ascrun_cli import NO_SIM_NOTICE, ascrun as cli
+    printed = "asctile vadd: z == x + y for 8192 float32\n"
+    cpu = next(t for t in client.targets() if t["name"] == "cpu")
+    assert all(SOC_950 in w["socs"] and SOC_910B in w["socs"] for w in cpu["live"]) and len(cpu["live"]) == 2
+    # the script's own platform: asctile.set_platform(..., Platform.Ascend950PR_9599, ...)
+    script = tmp_path / "vadd950.py"
+    script.write_text(VADD_PATH.read_text().replace("Platform.Ascend910B1", "Platform.Ascend950PR_9599"))
+    out = cli("exec", "--json", "--url", service.url, script)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert (report["exit_code"], report["platform"], report["error"]) == (0, SOC_950, None)
+    [launch] = report["launches"]
+    assert (launch["target"], launch["status"]) == ("cpu", "finished")
+    assert client.job(launch["job_id"])["soc"] == SOC_950
+    # the unmodified script with --soc
+    out = cli("exec", "--soc", SOC_950, "--url", service.url, VADD_PATH)
+    assert (out.returncode, out.stdout, out.stderr) == (0, printed, NO_SIM_NOTICE + "\n")
