@@ -82,9 +82,10 @@ class CpuToolchain(Toolchain):
         itself, and ignores it unless it matches the flags exactly. The objects are the runtime's
         sources (launch/launch.cpp: the launch machinery, otherwise most of every kernel's compile).
         Each file appears atomically, so concurrent builders never see half of one."""
+        # includes name paths from the runtime folder
         flags = [*(f for f in CPU_FLAGS if f != "-shared"), *arch_flags(npu_arch), "-I", str(self.runtime)]
         folder = runtime_temp_dir() / f"runtime_{self.id[:24]}_{npu_arch}"
-        folder.mkdir(mode=0o755, exist_ok=True)  # includes name paths from it
+        folder.mkdir(mode=0o755, exist_ok=True)
         outputs = [(folder / "kernel_operator.h.gch", ["-x", "c++-header", str(self.runtime / "kernel_operator.h")])]
         outputs += [(folder / f"{src.stem}.o", ["-c", str(src)]) for src in sorted(self.runtime.rglob("*.cpp"))]
         for out, args in outputs:
@@ -112,9 +113,9 @@ class CpuToolchain(Toolchain):
         return [str(self.runtime), str(self._prebuilt(npu_arch)[0])]
 
     def warm(self) -> None:
-        """The prebuilt runtime of the default SOC's arch, built once before the first job (another
-        arch's at its first build)."""
-        self._prebuilt()
+        """The prebuilt runtime of each modelled arch, built once before the first job."""
+        for npu_arch in socs.ARCH_NAMES:
+            self._prebuilt(npu_arch)
 
     @classmethod
     def translation_unit(cls, source: str, kernel_name: str, kernel_type: str) -> str:
