@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Dict, Sequence
 
-from ... import frontend, socs
+from ... import frontend
+from ...socs import modelled
 from ..contract import PYASC_KERNEL_TYPES, Target
 from .jailed import JailedCpuToolchain, JailedRunners
 from .runner import CpuRunner
@@ -30,4 +31,4 @@ class CpuTarget(Target):
         # the pipe model: the hazard check and the modeled timeline (runtime/ascrun/pipes/)
         # socs: by default every SOC of the installed pyasc whose NPU arch the runtime models (socs.py)
         return dict(super().capabilities(), toolchain=self.compiler.compiler_version, hazards_checked=True,
-                    cost_model="910B-class", socs=self.socs or socs.modelled(frontend.known_socs()))
+                    cost_model="910B-class", socs=self.socs or modelled(frontend.known_socs()))
