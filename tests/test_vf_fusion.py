@@ -14,6 +14,7 @@ import re
 import numpy as np
 import pytest
 
+import ascrun
 from ascrun.compiler import pipeline
 from ascrun.compiler.bundle import collect
 from ascrun.compiler.errors import KernelError
@@ -188,14 +189,16 @@ def test_a_fused_row_wise_chain_matches_numpy(kernels, op, cols):
 
 # --- what the device would do silently or refuse: faults naming the call ------------------------
 
-def _fault_in(kernels, change) -> str:
-    """The fault of the fused add_mul kernel's emitted source with `change(source)` made to it."""
+def _fault_in(kernels, change, npu_arch=None) -> str:
+    """The fault of the fused add_mul kernel's emitted source with `change(source)` made to it (built
+    for `npu_arch`, default its own)."""
     built = _build(kernels.chain, "float32", 1024, 256, "add_mul", True)
     source = change(built.frontend.source)
     assert source != built.frontend.source
     target = pipeline.get_target("cpu")
-    result = dataclasses.replace(built.frontend, source=source)
-    changed = pipeline.Build(result, target.toolchain.build(source, result.kernel_name, result.kernel_type))
+    result = dataclasses.replace(built.frontend, source=source, npu_arch=npu_arch or built.frontend.npu_arch)
+    changed = pipeline.Build(result, target.toolchain.build(source, result.kernel_name, result.kernel_type,
+                                                                result.npu_arch))
     with pytest.raises(KernelError) as e:
         _launch(changed, *_inputs(1024, "float32"), blocks=1)
     assert e.value.kind == "runtime_error"
@@ -254,6 +257,15 @@ def test_an_unknown_mask_pattern_faults(kernels):
         "Q, ALLF)")
 
 
+def test_the_register_api_on_atlas_a2_faults(kernels):
+    """Built for __NPU_ARCH__ 2201 (without the buffer IDs, which fault there first)."""
+    def no_buffer_ids(source):
+        return re.sub(r"^ *(get|rls)_buf\(.*\n", "", source, flags=re.M)
+    assert _fault_in(kernels, no_buffer_ids, npu_arch=2201) == (
+        "block 0: Reg::CreateMask: the register API is Ascend 950's (__NPU_ARCH__ 3510); this kernel is built for "
+        "dav-2201, which has none")
+
+
 def test_a_register_instruction_outside_a_vf_faults(kernels):
     def unscoped(source):
         return source.replace("__VEC_SCOPE__", "", 1)
@@ -279,3 +291,13 @@ def test_a_negative_shift_count_faults(kernels):
                      {"x_ptr": x, "z_ptr": np.zeros_like(x), "count": np.int32(-1)})
     assert unsited(str(e.value)) == (
         "block 0: Reg::ShiftLefts: shift count -1 is negative (the reference leaves a negative count undefined)")
+
+
+def test_a_kernel_asking_for_vf_fusion_runs_through_run_local(kernels):
+    """The user's path: @asctile.jit(vf_fusion=True), run_local for the Ascend950."""
+    x, y, w = _inputs(1000, "float32")
+    z = np.zeros_like(x)
+    result = ascrun.run_local(kernels.add_mul_fused, 1, x, y, w, z, 1000, soc=SOC)
+    np.testing.assert_array_equal(z, (x + y) * w)
+    assert "__VEC_SCOPE__" in result.source and "AscendC::Reg::StoreAlign" in result.source
+    assert result.warnings == []

@@ -8,6 +8,11 @@
 namespace ascrun {
 namespace reg {
 
+void not_on_this_arch(const char* api) {
+    fault(format("%s: the register API is Ascend 950's (__NPU_ARCH__ 3510); this kernel is built for %s, which has "
+                 "none", api, kArchName));
+}
+
 void outside_vec_scope(const char* api) {
     fault(format("%s: a register instruction outside a __VEC_SCOPE__ (the register API runs only inside a VF)", api));
 }

@@ -5,8 +5,9 @@
 // A RegTensor is VL bytes of elements; a MaskReg is VL/8 bytes, one bit per byte lane: element i of
 // a b16 (b32) operation is selected by bit 2i (4i), as the device reads it (寄存器数据类型/MaskReg.md),
 // so a mask made for one width reads as the device would for another. A register read before
-// anything was written to it, or any register instruction outside a `__VEC_SCOPE__`, faults naming
-// the call (the device would read garbage / the compiler refuses a VF instruction outside a VF).
+// anything was written to it, or any register instruction outside a `__VEC_SCOPE__` or in a kernel
+// built for an arch other than 3510, faults naming the call (the device would read garbage / the
+// compiler refuses a VF instruction outside a VF / Atlas A2/A3 have no register API).
 //
 // The pages cited in reg/ are cannmirror/asc-devkit's docs/zh/api/SIMD-API/基础API/Reg矢量计算/.
 #pragma once
@@ -50,13 +51,16 @@ private:
 };
 
 // The out-of-line faults of this family (reg/registers.cpp).
+[[noreturn]] void not_on_this_arch(const char* api);
 [[noreturn]] void outside_vec_scope(const char* api);
 [[noreturn]] void unwritten_register(const char* api, const char* role, const char* kind);
 [[noreturn]] void bad_mask_pattern(const char* api, int pattern);
 
-// Every register instruction begins here: the block, and the VF it must be in.
+// Every register instruction begins here: the block, and the VF it must be in. The register API is
+// the Ascend 950's: RegTensor.md lists no other product (Atlas A2/A3: 不支持).
 inline BlockContext& enter_vf(const char* api) {
     BlockContext& b = enter();
+    if (kNpuArch != 3510) not_on_this_arch(api);
     if (tls_vec_scope == 0) outside_vec_scope(api);
     return b;
 }
