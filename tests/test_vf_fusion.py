@@ -2,9 +2,10 @@
 tile's element-wise chain into one VF written with Ascend C's register API (`__VEC_SCOPE__`,
 `AscendC::Reg::*`), which the runtime's reg/ family implements. The fused chains (kernels/vf_fusion.py)
 run through pyasc's frontend, the cpu toolchain and runner (pipeline.build/run, as run_local does)
-against numpy, with vf_fusion on and off giving the same bytes; a register instruction the device
-would run on garbage (an unwritten register or mask, a misaligned or out-of-UB address, outside a
-VF, an unknown mask pattern) faults naming the call, shown on the emitted source with that one
+against numpy, with vf_fusion on and off giving the same bytes; the VF's loads and stores are seen
+by the hazard check; a register instruction the device would run on garbage (an unwritten register
+or mask, a misaligned or out-of-UB address, outside a VF, an unknown mask pattern, a negative shift,
+an arch without the register API) faults naming the call, shown on the emitted source with that one
 fault put in. pyasc 1.1.1 has no asctile: these skip there (`make test-nightly` runs them)."""
 import dataclasses
 import functools
@@ -19,7 +20,7 @@ from ascrun.compiler import pipeline
 from ascrun.compiler.bundle import collect
 from ascrun.compiler.errors import KernelError
 from ascrun.compiler.frontend import ArgSpec, pyasc_version
-from conftest import unsited
+from conftest import kernel_line, unsited
 
 HAS_ASCTILE = importlib.util.find_spec("asc.experimental") is not None and \
     importlib.util.find_spec("asc.experimental.asctile") is not None
@@ -210,6 +211,31 @@ def _first_address(source: str):
     tensor = re.search(r"reinterpret_cast<__ubuf__ float\*>\((v\d+)\.GetPhyAddr\(\)\)", source).group(1)
     declared = re.search(rf"LocalTensor<float> {tensor}\{{AscendC::TPosition::VECCALC, (\d+),", source)
     return tensor, int(declared.group(1))
+
+
+def test_a_vf_without_its_output_pair_races_the_copy_out(kernels):
+    """The VF's loads and stores are V-pipe operands of the pipe model: with the output tile's
+    get_buf/rls_buf on V (buffer ID 3) taken out, the copy-out no longer waits for the StoreAlign."""
+    built = _build(kernels.chain, "float32", 1024, 256, "add_mul", True)
+    source = built.frontend.source
+    for call in ("get_buf(PIPE_V, 3, 0)", "rls_buf(PIPE_V, 3, 0)"):
+        assert f"    {call};\n" in source
+        source = source.replace(f"    {call};\n", "\n", 1)  # lines kept: the sites stay right
+    target = pipeline.get_target("cpu")
+    result = dataclasses.replace(built.frontend, source=source)
+    edited = pipeline.Build(result, target.toolchain.build(source, result.kernel_name, result.kernel_type,
+                                                           result.npu_arch))
+    x, y, w = _inputs(1024, "float32")
+    z, ran = _launch(edited, x, y, w, blocks=1)
+    np.testing.assert_array_equal(z, (x + y) * w)  # the cpu runs in program order: only the model sees it
+    vf = kernel_line(kernels, "z = (x + y) * w", "def chain")  # the fused statement's site
+    out = kernel_line(kernels, "asctile.copy_out(z, z_gm", "def chain")
+    pair = "flag or get_buf/rls_buf pair of one buffer ID between them"
+    assert ran.warnings == [
+        f"{out}: block 0: MTE3 DataCopyPad(UB->GM) reads UB [0x0, 0x400) written by V Reg::StoreAlign at {vf} with "
+        f"no V->MTE3 {pair} (4 times; the first shown)",
+        f"{vf}: block 0: V Reg::StoreAlign writes UB [0x0, 0x100) read by MTE3 DataCopyPad(UB->GM) at {out} with no "
+        f"MTE3->V {pair} (12 times; the first shown)"]
 
 
 def test_a_misaligned_register_address_faults(kernels):
