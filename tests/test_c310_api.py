@@ -1,9 +1,10 @@
 """Issue 26: the Ascend C APIs pyasc's nightly (asc.experimental.asctile) emits that the cpu runtime
 lacked: SoftMax with a sharedTmpBuffer and no sum/max (Atlas A2/A3 and Ascend 950), and for Ascend 950
 (__NPU_ARCH__ 3510) Duplicate from a LocalTensor, bfloat16 CompareScalar / Muls / Select,
-LoadData2DParamsV2 and Fixpipe L0C->L1 with FixpipeParamsC310. Each kernel is one asctile writes
-(tests/kernels/c310_api.py); outputs against numpy, refusals against their messages. On pyasc 1.1.1,
-which has no asctile, these skip."""
+LoadData2DParamsV2 and Fixpipe L0C->L1 with FixpipeParamsC310. The kernels are asctile's
+(tests/kernels/c310_api.py), run through run_local for Ascend910B1 or Ascend950PR_9599, and a few
+written here in Ascend C for what asctile does not reach (int8 cube, refusals); outputs against numpy,
+refusals against their messages. On pyasc 1.1.1, which has no asctile, these skip."""
 import re
 
 import numpy as np
@@ -42,28 +43,13 @@ def test_softmax_with_a_shared_tmp_buffer_runs_on_910B(kernels, dtype, m, k):
     np.testing.assert_allclose(z, softmax_ref(x.astype(np.float32)).astype(dtype), rtol=2e-6, atol=1e-7)
 
 
-# ---- Ascend 950 (__NPU_ARCH__ 3510): the source pyasc-dev writes for Ascend950PR_9599, built here ----
-# The cpu toolchain does not build for Ascend 950 yet (helper soc950's work): these build pyasc-dev's
-# source for Ascend950PR_9599 with __NPU_ARCH__ defined as that toolchain will, and without its
-# get_buf / rls_buf (BufferID sync between pipes, which the cpu target does not model yet).
+# ---- Ascend 950 (__NPU_ARCH__ 3510): pyasc-dev's kernels for Ascend950PR_9599 -----------------------
 SOC_950 = "Ascend950PR_9599"
-
-
-def build_950(kernel, *args):
-    """(frontend result, artifact, runner, runtime values) of `kernel` for Ascend 950."""
-    bundle, host = launch_args(kernel, args)
-    result = frontend.run(bundle, host.specs, None, SOC_950)
-    source = "#define __NPU_ARCH__ 3510\n" + re.sub(r"^\s*(get_buf|rls_buf)\(.*\);\n", "", result.source, flags=re.M)
-    target = pipeline.get_target("cpu")
-    artifact = target.toolchain.build(source, result.kernel_name, result.kernel_type)
-    values = [host.values[p["name"]] for p in result.params]
-    return result, artifact, target.runner, values
+ARCH_950 = 3510  # the cpu toolchain's npu_arch for it (socs.py)
 
 
 def run_950(kernel, *args):
-    result, artifact, runner, values = build_950(kernel, *args)
-    runner.run(artifact, 1, result.params, result.kernel_args, values)
-    return result
+    return ascrun.run_local(kernel, 1, *args, soc=SOC_950)
 
 
 def test_softmax_with_a_shared_tmp_buffer_runs_on_950(kernels):
@@ -86,9 +72,9 @@ def test_duplicate_from_a_local_tensor_is_ascend_950_only(kernels):
     """On Atlas A2/A3 (no __NPU_ARCH__ 3510) the LocalTensor form does not compile (Duplicate.md)."""
     bundle, host = launch_args(kernels.broadcast_row, (np.zeros(8, np.float32), np.zeros(256, np.float32), 256, 1))
     result = frontend.run(bundle, host.specs, None, SOC_950)
-    source = re.sub(r"^\s*(get_buf|rls_buf)\(.*\);\n", "", result.source, flags=re.M)
+    source = re.sub(r"^\s*(get_buf|rls_buf)\(.*\);\n", "", result.source, flags=re.M)  # 950's sync, not A2's
     with pytest.raises(ascrun.KernelError) as e:
-        pipeline.get_target("cpu").toolchain.build(source, result.kernel_name, result.kernel_type)
+        pipeline.get_target("cpu").toolchain.build(source, result.kernel_name, result.kernel_type)  # Atlas A2/A3
     assert "static assertion failed: Duplicate(dst, src LocalTensor, count): Ascend 950 (__NPU_ARCH__ 3510) only" \
         in str(e.value)
 
@@ -147,13 +133,12 @@ def test_the_matmul_chain_stops_at_fixpipe_l0c_to_l1_blocks_that_overlap(kernels
     a row per block (16 x 8 only with F32 Channel Split, a GM-path option), so its blocks overlap."""
     with pytest.raises(ascrun.KernelError) as e:
         run_950(kernels.matmul_chain, *chain_args())
-    assert re.sub(r"^py#\d+: ", "", str(e.value)) == (  # the site token: built outside the pipeline
+    assert unsited(str(e.value)) == (
         "block 0: Fixpipe(L0C->L1, FixpipeParamsC310): dstStride 256 elements is less than a column block's 512 "
         "(mSize x 16): dst blocks overlap")
 
 
-FIXPIPE_L1 = """#define __NPU_ARCH__ 3510
-#include "kernel_operator.h"
+FIXPIPE_L1 = """#include "kernel_operator.h"
 extern "C" __global__ __aicore__ void fixpipe_l1(__gm__ float* unused) {{
   AscendC::LocalTensor<float> c{{AscendC::TPosition::CO1, 0, 1024}};
   AscendC::LocalTensor<float> l1{{AscendC::TPosition::A1, 0, 2048}};
@@ -176,7 +161,8 @@ def test_fixpipe_l0c_to_l1_checks_its_parameters(n, dst_stride, message):
     """NZ2NZ.md (Ascend 950): dstStride counts elements between 16-column blocks, which must not overlap.
     (pyasc-dev writes dstStride = mSize * 8 for a float tile, 16 x 8 blocks: see the report.)"""
     target = pipeline.get_target("cpu")
-    artifact = target.toolchain.build(FIXPIPE_L1.format(n=n, dst_stride=dst_stride), "fixpipe_l1", "AIC_ONLY")
+    artifact = target.toolchain.build(FIXPIPE_L1.format(n=n, dst_stride=dst_stride), "fixpipe_l1", "AIC_ONLY",
+                                      ARCH_950)
     params = [{"name": "unused", "kind": "tensor", "dtype": "float32"}]
     with pytest.raises(ascrun.KernelError) as e:
         target.runner.run(artifact, 1, params, ["explicit"], [np.zeros(8, np.float32)])
@@ -196,8 +182,7 @@ def test_fixpipe_l0c_to_l1_feeds_the_next_matmul_on_950(kernels, m, k, n):
     np.testing.assert_array_equal(d, ab.astype(np.float64) @ c.astype(np.float64))
 
 
-INT8_MATMUL = """#define __NPU_ARCH__ 3510
-#include "kernel_operator.h"
+INT8_MATMUL = """#include "kernel_operator.h"
 extern "C" __global__ __aicore__ void int8_matmul(__gm__ int8_t* a_gm, __gm__ int8_t* b_gm, __gm__ int32_t* c_gm) {{
   AscendC::GlobalTensor<int8_t> a, b;
   AscendC::GlobalTensor<int32_t> c;
@@ -233,7 +218,7 @@ def test_int8_load_data_2d_v2_transposes_two_fractals_as_one_square(m, k, n):
     a, b = rng.integers(-128, 128, (m, k)).astype(np.int8), rng.integers(-128, 128, (k, n)).astype(np.int8)
     c = np.zeros((m, n), np.int32)
     target = pipeline.get_target("cpu")
-    artifact = target.toolchain.build(INT8_MATMUL.format(m=m, k=k, n=n), "int8_matmul", "AIC_ONLY")
+    artifact = target.toolchain.build(INT8_MATMUL.format(m=m, k=k, n=n), "int8_matmul", "AIC_ONLY", ARCH_950)
     params = [{"name": name, "kind": "tensor", "dtype": dtype}
               for name, dtype in (("a_gm", "int8"), ("b_gm", "int8"), ("c_gm", "int32"))]
     target.runner.run(artifact, 1, params, ["explicit"] * 3, [a, b, c])
@@ -242,10 +227,10 @@ def test_int8_load_data_2d_v2_transposes_two_fractals_as_one_square(m, k, n):
 
 # ---- refusals of written kernels ----------------------------------------------------------------------
 
-def run_written(source, kernel_type="AIV_ONLY"):
-    """Builds and runs `source`, a kernel `k(__gm__ float* unused)`, on one block."""
+def run_written(source, kernel_type="AIV_ONLY", npu_arch=2201):
+    """Builds `source`, a kernel `k(__gm__ float* unused)`, for `npu_arch` and runs it on one block."""
     target = pipeline.get_target("cpu")
-    artifact = target.toolchain.build(source, "k", kernel_type)
+    artifact = target.toolchain.build(source, "k", kernel_type, npu_arch)
     params = [{"name": "unused", "kind": "tensor", "dtype": "float32"}]
     target.runner.run(artifact, 1, params, ["explicit"], [np.zeros(8, np.float32)])
 
@@ -275,8 +260,7 @@ def test_softmax_refuses_a_tmp_buffer_over_src_or_dst(tmp, message):
     assert str(e.value) == f"block 0: {message}"
 
 
-LOAD_V2 = """#define __NPU_ARCH__ 3510
-#include "kernel_operator.h"
+LOAD_V2 = """#include "kernel_operator.h"
 extern "C" __global__ __aicore__ void k(__gm__ float* unused) {
   AscendC::LocalTensor<float> l1{AscendC::TPosition::A1, 0, 8192};
   AscendC::LocalTensor<float> l0{AscendC::TPosition::B2, 0, 8192};
@@ -297,17 +281,17 @@ LOAD = "LoadData(L1->L0, LoadData2DParamsV2)"
 ], ids=["b32-odd-kStep", "dst-overlap", "mStep-range", "negative-srcStride", "past-dst"])
 def test_load_data_2d_v2_refusals(params, message):
     with pytest.raises(ascrun.KernelError) as e:
-        run_written(LOAD_V2.replace("PARAMS", params), "AIC_ONLY")
+        run_written(LOAD_V2.replace("PARAMS", params), "AIC_ONLY", ARCH_950)
     assert str(e.value) == f"block 0: {message}"
 
 
 def test_the_ascend_950_cube_forms_do_not_compile_for_atlas_a2():
-    source = LOAD_V2.replace("#define __NPU_ARCH__ 3510\n", "").replace("PARAMS", "0, 0, 2, 2, 2, 2, false, 0")
+    source = LOAD_V2.replace("PARAMS", "0, 0, 2, 2, 2, 2, false, 0")
     with pytest.raises(ascrun.KernelError) as e:
         pipeline.get_target("cpu").toolchain.build(source, "k", "AIC_ONLY")
     assert "static assertion failed: LoadData(LoadData2DParamsV2): Ascend 950 (__NPU_ARCH__ 3510) only" in str(e.value)
     with pytest.raises(ascrun.KernelError) as e:
-        pipeline.get_target("cpu").toolchain.build(FIXPIPE_L1.format(n=32, dst_stride=512).replace(
-            "#define __NPU_ARCH__ 3510\n", "").replace(", false}", "}"), "fixpipe_l1", "AIC_ONLY")
+        pipeline.get_target("cpu").toolchain.build(FIXPIPE_L1.format(n=32, dst_stride=512).replace(", false}", "}"),
+                                                   "fixpipe_l1", "AIC_ONLY")
     assert "static assertion failed: Fixpipe(L0C->L1, FixpipeParamsC310): Ascend 950 (__NPU_ARCH__ 3510) only" \
         in str(e.value)
