@@ -43,7 +43,7 @@ enum class CO2Layout : uint8_t { NZ = 0, ROW_MAJOR, COLUMN_MAJOR };
 
 struct FixpipeConfig {
     CO2Layout format;
-#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+#if __NPU_ARCH__ == 3510  // kernel_struct_fixpipe.h has the field on 3510 only
     bool isToUB = false;  // Ascend 950: the destination is the Unified Buffer
 #endif
 };
@@ -287,7 +287,7 @@ void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Fixpipe
     if (format != CO2Layout::NZ) {
         ascrun::fault(ascrun::format("%s: only CFG_NZ (NZ2NZ) is modelled on the cpu target", api));
     }
-#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+#if __NPU_ARCH__ == 3510
     if (config.isToUB) ascrun::fault(ascrun::format("%s: isToUB (the L0C->UB path) is not modelled", api));
 #endif
     using ascrun::cube::check_range;

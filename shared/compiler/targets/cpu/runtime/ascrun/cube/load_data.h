@@ -73,14 +73,9 @@ struct LoadData2DParamsV2 {
 namespace ascrun {
 namespace cube {
 
-// Ascend 950PR/950DT: bisheng's __NPU_ARCH__ 3510, which the cpu toolchain defines as it does.
+// Ascend 950PR/950DT (core/soc.h); a template, so that the static_asserts fire only where called.
 template <typename T>
-constexpr bool on_ascend950 =
-#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
-    sizeof(T) > 0;
-#else
-    sizeof(T) == 0;
-#endif
+constexpr bool on_ascend950 = sizeof(T) > 0 && kNpuArch == 3510;
 
 constexpr uint64_t kFractalBytes = 512;  // the unit of LoadData and of the L0A/L0B fractals
 

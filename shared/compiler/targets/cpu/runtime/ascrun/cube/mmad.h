@@ -59,11 +59,7 @@ namespace ascrun {
 namespace cube {
 
 constexpr uint64_t kCFractalElems = 256;  // a 16 x 16 L0C fractal
-#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
-constexpr bool kL0ANz = true;  // Ascend 950's L0A holds Nz (Mmad.md)
-#else
-constexpr bool kL0ANz = false;  // Atlas A2/A3's L0A holds Zz
-#endif
+constexpr bool kL0ANz = kNpuArch == 3510;  // Ascend 950's L0A holds Nz (Mmad.md), Atlas A2/A3's Zz
 
 // The accumulator of each supported (dst, fm, filter) type triple.
 template <typename T, typename U, typename S>

@@ -99,13 +99,9 @@ struct CopyRepeatParams {
 namespace ascrun {
 namespace mask {
 
-// Ascend 950PR/950DT (__NPU_ARCH__ 3510: bisheng's macro, which the cpu toolchain defines as it does):
-// its Memory vector APIs run as VF calls of the Reg API, with dtypes and count rules of their own.
-#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
-constexpr bool kAscend950 = true;
-#else
-constexpr bool kAscend950 = false;
-#endif
+// Ascend 950PR/950DT (core/soc.h): its Memory vector APIs run as VF calls of the Reg API, with dtypes
+// and count rules of their own.
+constexpr bool kAscend950 = kNpuArch == 3510;
 
 template <typename T>
 constexpr uint32_t per_repeat = 256 / sizeof(T);
