@@ -208,7 +208,8 @@ def test_asctiles_enums_are_in_reach(tmp_path):
     gate knows asctile's enums by what they are, not by their name."""
     path = tmp_path / "located.py"
     path.write_text("from asc.experimental import asctile\n\n\n@asctile.jit\n"
-                    "def twice(x_ptr: asctile.GlobalAddress, z_ptr: asctile.GlobalAddress, n: asctile.ConstExpr[int]):\n"
+                    "def twice(x_ptr: asctile.GlobalAddress, z_ptr: asctile.GlobalAddress,\n"
+                    "          n: asctile.ConstExpr[int]):\n"
                     "    x = asctile.copy_in(asctile.global_tensor(x_ptr, [n]), [0], [n], asctile.TensorLocation.UB)\n"
                     "    asctile.copy_out(x + x, asctile.global_tensor(z_ptr, [n]), [0])\n")
     (x,) = _inputs(1)
