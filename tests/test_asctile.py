@@ -224,9 +224,16 @@ SHAPED = ("from asc.experimental import asctile\n\n\n@asctile.jit\n"
           "    asctile.copy_out(asctile.full(shape, 3, dtype), z, [0] * len(shape))\n")
 
 
-def _fill_cases():
+def _fills_with(launch, tmp_path) -> None:
+    """SHAPED's fill launched by `launch(kernel, z, shape, dtype)` for a 2-D half shape and a 1-D float
+    list, each against numpy."""
     from asc.experimental import asctile
-    return (((8, 64), asctile.float16, np.float16), ([512], asctile.float32, np.float32))
+    path = tmp_path / "shaped.py"
+    path.write_text(SHAPED)
+    for shape, dtype, np_dtype in (((8, 64), asctile.float16, np.float16), ([512], asctile.float32, np.float32)):
+        z = np.zeros(shape, np_dtype)
+        launch(load_module(path).fill, z, shape, dtype)
+        np.testing.assert_array_equal(z, np.full(shape, 3, np_dtype))
 
 
 @needs_asctile
@@ -234,12 +241,8 @@ def test_a_constexpr_may_be_a_shape_or_a_dtype(tmp_path):
     """asc2's tests (and asctile's own) pass shapes as tuples and dtypes as asctile's; elsewhere those
     are refused as a string is."""
     from asc.experimental import asctile
-    path = tmp_path / "shaped.py"
-    path.write_text(SHAPED)
-    for shape, dtype, np_dtype in _fill_cases():
-        z = np.zeros(shape, np_dtype)
-        ascrun.run_local(load_module(path).fill, 1, z, shape, dtype)
-        np.testing.assert_array_equal(z, np.full(shape, 3, np_dtype))
+    _fills_with(lambda kernel, *args: ascrun.run_local(kernel, 1, *args), tmp_path)
+    path = tmp_path / "unshaped.py"
     path.write_text(SHAPED.replace("shape: asctile.ConstExpr", "shape"))
     with pytest.raises(ascrun.KernelError) as e:
         ascrun.run_local(load_module(path).fill, 1, np.zeros(8, np.float32), (8,), asctile.float32)
@@ -249,12 +252,7 @@ def test_a_constexpr_may_be_a_shape_or_a_dtype(tmp_path):
 @needs_asctile
 @pytest.mark.service
 def test_a_shape_and_a_dtype_travel_to_the_service(client, tmp_path):
-    path = tmp_path / "shaped.py"
-    path.write_text(SHAPED)
-    for shape, dtype, np_dtype in _fill_cases():
-        z = np.zeros(shape, np_dtype)
-        client.launch(load_module(path).fill, 1, z, shape, dtype)
-        np.testing.assert_array_equal(z, np.full(shape, 3, np_dtype))
+    _fills_with(lambda kernel, *args: client.launch(kernel, 1, *args), tmp_path)
 
 
 # --- options of a job, and pyasc 1.1.1 ------------------------------------------------------------
