@@ -18,6 +18,7 @@
 #include "ascrun/vector/mask.h"
 #include "ascrun/vector/binary.h"
 #include "ascrun/vector/binary_scalar.h"
+#include "ascrun/vector/binary_scalar_flex.h"
 #include "ascrun/vector/unary.h"
 #include "ascrun/vector/duplicate.h"
 #include "ascrun/vector/copy.h"
