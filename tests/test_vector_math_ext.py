@@ -1,0 +1,92 @@
+"""The Ascend C APIs asc2's ported tests (tests/asc2_port) found the cpu runtime lacking, each made by
+pyasc's nightly from an asctile kernel (tests/kernels/vector_math_ext.py) and run through run_local for
+Ascend910B1 and, where it exists, Ascend950PR_9599: the high-level unary math (Sin, Cos, Tan, Sinh, Cosh,
+Ceil, Floor: 高阶API/数学计算/<Op>接口/<Op>.md) and the 950's Subs/Divs (基础算术/Subs（灵活标量位置）.md,
+Divs（灵活标量位置）.md). Outputs against numpy (computed in float and rounded once to the dtype, which the
+pages state no precision for: tight tolerances), refusals against their messages. On pyasc 1.1.1, which
+has no asctile, these skip."""
+import re
+
+import numpy as np
+import pytest
+
+import ascrun
+from conftest import unsited
+from test_asctile import needs_asctile
+
+pytestmark = [pytest.mark.kernel, needs_asctile]
+
+SOC_910B, SOC_950 = "Ascend910B1", "Ascend950PR_9599"
+N = 64
+
+
+@pytest.fixture(scope="module")
+def kernels():
+    import vector_math_ext
+    return vector_math_ext
+
+
+UNARY = {"sin": np.sin, "cos": np.cos, "tan": np.tan, "sinh": np.sinh, "cosh": np.cosh, "ceil": np.ceil,
+         "floor": np.floor}
+
+
+def _unary_input(op: str, dtype) -> np.ndarray:
+    x = np.linspace(-6.0, 6.0, N)
+    if op == "tan":  # away from the poles, where one rounding of x moves tan(x) by far more than an ulp
+        x = np.linspace(-1.4, 1.4, N)
+    if op in ("ceil", "floor"):
+        x = np.concatenate([np.linspace(-40.25, 40.25, N - 4), [0.0, 0.5, -0.5, 3.0]])
+    return x.astype(dtype)
+
+
+@pytest.mark.parametrize("soc, dtype", [(SOC_910B, np.float32), (SOC_910B, np.float16), (SOC_950, np.float32)],
+                         ids=["910B-float32", "910B-float16", "950-float32"])
+@pytest.mark.parametrize("op", sorted(UNARY))
+def test_unary_math(kernels, op, soc, dtype):
+    x = _unary_input(op, dtype)
+    z = np.zeros_like(x)
+    result = ascrun.run_local(kernels.unary, 1, x, z, N, op, soc=soc)
+    api = op.capitalize()
+    assert re.search(rf"AscendC::{api}<(float|half), \w+>\(\w+, \w+, \w+\)", result.source)
+    expected = UNARY[op](x.astype(np.float64)).astype(np.float32).astype(dtype)
+    if op in ("ceil", "floor"):
+        np.testing.assert_array_equal(z, expected)
+    elif dtype == np.float32:  # the host's float function: within an ulp or two of the exact value
+        np.testing.assert_allclose(z, expected, rtol=3e-7, atol=1e-7)
+    else:  # half: the float result rounded once, as the reference rounded
+        np.testing.assert_allclose(z.astype(np.float32), expected.astype(np.float32), rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("soc", [SOC_910B, SOC_950])
+def test_sin_outside_its_documented_range_faults(kernels, soc):
+    x = np.zeros(N, np.float32)
+    x[5] = 70000.0
+    with pytest.raises(ascrun.KernelError) as e:
+        ascrun.run_local(kernels.unary, 1, x, np.zeros_like(x), N, "sin", soc=soc)
+    assert unsited(str(e.value)) == ("block 0: Sin: srcTensor[5] = 70000 is outside [-65504, 65504], the input range "
+                                     "the reference defines (Sin.md)")
+
+
+def test_tan_range_is_open(kernels):
+    x = np.zeros(N, np.float32)
+    x[0] = -65504.0
+    with pytest.raises(ascrun.KernelError) as e:
+        ascrun.run_local(kernels.unary, 1, x, np.zeros_like(x), N, "tan")
+    assert unsited(str(e.value)) == ("block 0: Tan: srcTensor[0] = -65504 is outside (-65504, 65504), the input range "
+                                     "the reference defines (Tan.md)")
+
+
+# ---- Subs, Divs: the Ascend 950's tensor-scalar forms ---------------------------------------------
+
+@pytest.mark.parametrize("op, dtype, scalar", [("sub", np.float32, 2.5), ("sub", np.int32, 7), ("sub", np.int16, -3),
+                                               ("sub", np.float16, 0.375), ("div", np.float32, 3.0),
+                                               ("div", np.float16, -0.5)], ids=str)
+def test_subs_divs_on_950(kernels, op, dtype, scalar):
+    rng = np.random.default_rng(3)
+    x = (rng.integers(-100, 100, N) if np.dtype(dtype).kind == "i" else rng.standard_normal(N) * 10).astype(dtype)
+    z = np.zeros_like(x)
+    result = ascrun.run_local(kernels.tile_scalar, 1, x, scalar, z, N, op, False, soc=SOC_950)
+    assert re.search(rf"AscendC::{op.capitalize()}s<\w+, 0>\(\w+, \w+, \w+, \w+\)", result.source)
+    s = np.array(scalar, dtype)
+    expected = x - s if op == "sub" else (x.astype(np.float32) / np.float32(s)).astype(dtype)
+    np.testing.assert_array_equal(z, expected)
