@@ -90,3 +90,30 @@ def test_subs_divs_on_950(kernels, op, dtype, scalar):
     s = np.array(scalar, dtype)
     expected = x - s if op == "sub" else (x.astype(np.float32) / np.float32(s)).astype(dtype)
     np.testing.assert_array_equal(z, expected)
+
+
+# ---- ReduceProd, ReduceMax/Min/Sum<T, Pattern::Reduce::AR|RA> (高阶API/归约操作) on the 950 ------------
+# (for Ascend910B1 the nightly gives the sharedTmpBuffer a TBuf of 0 bytes, which InitBuffer refuses)
+REDUCE = {"prod": np.prod, "sum": np.sum, "max": np.max, "min": np.min}
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+@pytest.mark.parametrize("op, dtype", [(op, dtype) for op in sorted(REDUCE) for dtype in (np.float32, np.int32)
+                                       if op != "prod" or dtype == np.float32], ids=str)  # ReduceProd: float only
+def test_pattern_reductions_on_950(kernels, op, dim, dtype):
+    rows, cols = 16, 40  # 40 floats: an inner axis of 160 bytes, not a multiple of 32 (the 950 takes it)
+    rng = np.random.default_rng(4)
+    if dtype == np.float32:
+        x = (rng.uniform(0.8, 1.25, (rows, cols)) * rng.choice([-1, 1], (rows, cols))).astype(dtype)
+    else:
+        x = rng.integers(-1000, 1000, (rows, cols)).astype(dtype)
+    z = np.zeros(cols if dim == 0 else rows, dtype)
+    result = ascrun.run_local(kernels.reduce, 1, x, z, rows, cols, dim, op, soc=SOC_950)
+    pattern = "RA" if dim == 0 else "AR"
+    assert re.search(rf"AscendC::Reduce{op.capitalize()}<\w+, AscendC::Pattern::Reduce::{pattern}, \w+>"
+                     r"\(\w+, \w+, \w+, shape, \w+\)", result.source)
+    expected = REDUCE[op](x.astype(np.float64), axis=dim).astype(dtype)
+    if op in ("max", "min") or dtype == np.int32:
+        np.testing.assert_array_equal(z, expected)
+    else:  # float32 accumulated in index order: a few roundings of 16 or 40 terms
+        np.testing.assert_allclose(z, expected, rtol=1e-5, atol=1e-5)

@@ -26,6 +26,7 @@
 #include "ascrun/vector/fused.h"
 #include "ascrun/vector/transpose.h"
 #include "ascrun/vector/reduce.h"
+#include "ascrun/vector/reduce_pattern.h"
 #include "ascrun/vector/cmpsel.h"
 #include "ascrun/vector/gather.h"
 #include "ascrun/vector/brcb.h"
