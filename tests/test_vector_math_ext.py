@@ -117,3 +117,24 @@ def test_pattern_reductions_on_950(kernels, op, dim, dtype):
         np.testing.assert_array_equal(z, expected)
     else:  # float32 accumulated in index order: a few roundings of 16 or 40 terms
         np.testing.assert_allclose(z, expected, rtol=1e-5, atol=1e-5)
+
+
+# ---- SetAtomicAdd/Max/Min and SetAtomicNone (基础API/原子操作): 4 cores store into the same GM ----------
+ATOMIC = {"add": np.add, "max": np.maximum, "min": np.minimum}
+
+
+@pytest.mark.parametrize("soc", [SOC_910B, SOC_950])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32], ids=str)
+@pytest.mark.parametrize("op", sorted(ATOMIC))
+def test_atomic_stores_combine_every_cores_tile(kernels, op, dtype, soc):
+    cores, tile = 4, 32
+    rng = np.random.default_rng(5)
+    x = rng.integers(-50, 50, cores * tile).astype(dtype)  # integral values: a float sum is exact in any order
+    z = rng.integers(-50, 50, tile).astype(dtype)
+    expected = z.copy()
+    for c in range(cores):
+        expected = ATOMIC[op](expected, x[c * tile:(c + 1) * tile])
+    result = ascrun.run_local(kernels.atomic, cores, x, z, tile, op, soc=soc)
+    assert re.search(rf"AscendC::SetAtomic{op.capitalize()}<\w+>\(\);", result.source)
+    assert "AscendC::SetAtomicNone();" in result.source
+    np.testing.assert_array_equal(z, expected)

@@ -10,6 +10,7 @@
 #include "ascrun/sync/intra_core.h"
 #include "ascrun/sync/buf_id.h"
 #include "ascrun/sync/cross_core.h"
+#include "ascrun/sync/atomic.h"
 #include "ascrun/vector/data_copy.h"
 #include "ascrun/cube/data_copy.h"
 #include "ascrun/cube/load_data.h"

@@ -316,6 +316,11 @@ struct BlockContext {
     // with a TPipe).
     bool ub_allocator_live = false;
 
+    // sync/atomic.h: the atomic operation stores to GM do (SetAtomicAdd/Max/Min until DisableDmaAtomic),
+    // and its element type: atomic::Op and atomic::Type, 0 (None) by default.
+    uint8_t atomic_op = 0;
+    uint8_t atomic_type = 0;
+
     // vector/mask.h: the vector mask register and mode. Normal mode: bit i of (mask_hi:mask_lo) enables
     // element i of every repeat. Counter mode: mask_lo is the element count of the instruction.
     uint64_t mask_lo = ~uint64_t(0);

@@ -14,6 +14,7 @@
 #pragma once
 
 #include "ascrun/core/tensor.h"
+#include "ascrun/sync/atomic.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -186,7 +187,7 @@ void pad_ub_to_gm(const AscendC::GlobalTensor<T>& dst, const AscendC::LocalTenso
         reinterpret_cast<const uint8_t*>(ub_operand(b, api, "src", src, (ub_bytes + sizeof(T) - 1) / sizeof(T)));
     uint8_t* d = reinterpret_cast<uint8_t*>(dst.template ReinterpretCast<uint8_t>().ascrun_access(b, api, 0, gm_bytes,
                                                                                                 true));
-    copy_rows(d, len + dst_gap, s, pitch, count, len);
+    for (uint64_t i = 0; i < count; ++i) atomic::gm_store(b, api, d + i * (len + dst_gap), s + i * pitch, len);
 }
 
 }  // namespace copy
@@ -217,7 +218,7 @@ void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint3
     if (n == 0) return;
     const auto* s = ascrun::ub_operand(b, api, "src", src, n);
     auto* d = dst.ascrun_access(b, api, 0, n, true);
-    std::memcpy(static_cast<void*>(d), static_cast<const void*>(s), static_cast<size_t>(n) * sizeof(T));
+    ascrun::atomic::gm_store(b, api, reinterpret_cast<uint8_t*>(d), reinterpret_cast<const uint8_t*>(s), n * sizeof(T));
 }
 
 // UB -> UB
@@ -266,7 +267,9 @@ void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataC
     if (rows.empty()) return;
     const auto* s = reinterpret_cast<const uint8_t*>(ascrun::ub_operand(b, api, "src", src, rows.s_span / sizeof(T)));
     auto* d = reinterpret_cast<uint8_t*>(dst.ascrun_access(b, api, 0, rows.d_span / sizeof(T), true));
-    rows.copy(d, s);
+    for (uint64_t i = 0; i < rows.count; ++i) {
+        ascrun::atomic::gm_store(b, api, d + i * rows.d_pitch, s + i * rows.s_pitch, rows.len);
+    }
 }
 
 // UB -> UB
