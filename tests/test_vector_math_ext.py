@@ -138,3 +138,16 @@ def test_atomic_stores_combine_every_cores_tile(kernels, op, dtype, soc):
     assert re.search(rf"AscendC::SetAtomic{op.capitalize()}<\w+>\(\);", result.source)
     assert "AscendC::SetAtomicNone();" in result.source
     np.testing.assert_array_equal(z, expected)
+
+
+# ---- Broadcast with GetBroadcastTilingInfo (高阶API/张量变换/Broadcast.md): the Ascend 950's dynamic shapes --
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32], ids=str)
+@pytest.mark.parametrize("rows, cols", [(4, 32), (50, 32), (3, 48)])
+def test_broadcast_to_rows_on_950(kernels, rows, cols, dtype):
+    x = (np.arange(cols) * 3 - 17).astype(dtype).reshape(1, cols)
+    z = np.zeros((rows, cols), dtype)
+    result = ascrun.run_local(kernels.broadcast_rows, 1, x, z, rows, cols, soc=SOC_950)
+    assert re.search(r"AscendC::GetBroadcastTilingInfo<\w+, 3>\(3, dstShape, srcShape, false, \w+\);", result.source)
+    assert re.search(r"AscendC::Broadcast\(\w+, \w+, dstShape, srcShape, &\w+\);", result.source)
+    np.testing.assert_array_equal(z, np.broadcast_to(x, (rows, cols)))

@@ -72,3 +72,10 @@ def atomic(x_ptr: asctile.GlobalAddress, z_ptr: asctile.GlobalAddress, tile: asc
         asctile.atomic_max(x, z, [0])
     else:
         asctile.atomic_min(x, z, [0])
+
+
+@asctile.jit(static_alloc=False)
+def broadcast_rows(x_ptr: asctile.GlobalAddress, z_ptr: asctile.GlobalAddress, rows: asctile.ConstExpr[int],
+                   cols: asctile.ConstExpr[int]):
+    x = asctile.copy_in(asctile.global_tensor(x_ptr, [1, cols]), [0, 0], [1, cols])
+    asctile.copy_out(asctile.broadcast_to(x, rows, cols), asctile.global_tensor(z_ptr, [rows, cols]), [0, 0])

@@ -36,6 +36,7 @@
 #include "ascrun/vector/softmax.h"
 #include "ascrun/vector/bilinear.h"
 #include "ascrun/vector/math.h"
+#include "ascrun/vector/broadcast.h"
 #include "ascrun/reg/registers.h"
 #include "ascrun/reg/load_store.h"
 #include "ascrun/reg/arith.h"
