@@ -1,0 +1,37 @@
+"""Port of asc2's kernels/test_matmul_fixpipe.py: a @ b straight into L0A/L0B, relu and the cast to
+float16 on the way out of L0C (the fixpipe), against torch. ascrun takes a ConstExpr as a number
+or a string, not a tuple: the shapes come as m, k, n. Locations by name ("L0A" for
+asctile.TensorLocation.L0A): the gate refuses asctile.TensorLocation (see conftest.py)."""
+import pytest
+import torch
+
+pytestmark = pytest.mark.kernel
+asctile = pytest.importorskip("asc.experimental.asctile", reason="asctile comes with pyasc's nightly (pyasc-dev)")
+
+
+@asctile.jit
+def matmul_kernel(a_ptr: asctile.GlobalAddress, b_ptr: asctile.GlobalAddress, c_ptr: asctile.GlobalAddress,
+                  m: asctile.ConstExpr[int], k: asctile.ConstExpr[int], n: asctile.ConstExpr[int]):
+    a_shape, b_shape, c_shape = [m, k], [k, n], [m, n]
+    a_gm = asctile.global_tensor(a_ptr, a_shape)
+    b_gm = asctile.global_tensor(b_ptr, b_shape)
+    c_gm = asctile.global_tensor(c_ptr, c_shape)
+    a = asctile.copy_in(a_gm, [0, 0], a_shape, "L0A")
+    b = asctile.copy_in(b_gm, [0, 0], b_shape, "L0B")
+    c = asctile.relu(a @ b).to(asctile.float16)
+    asctile.copy_out(c, c_gm, [0, 0])
+
+
+@pytest.mark.parametrize("m, k, n, dtype", [
+    (64, 128, 128, torch.float32),
+    (64, 128, 256, torch.float16),
+    (64, 128, 256, torch.bfloat16),
+], ids=["float32", "float16", "bfloat16"])
+def test_matmul_fixpipe(run, m, k, n, dtype):
+    torch.manual_seed(0)
+    a = (torch.rand((m, k), dtype=dtype) - .5) * 10
+    b = (torch.rand((k, n), dtype=dtype) - .5) * 10
+    c = torch.zeros((m, n), dtype=torch.float16)
+    run(matmul_kernel, 1, a, b, c, m, k, n)
+    c_ref = (a.to(torch.float32) @ b.to(torch.float32)).relu().to(torch.float16)
+    torch.testing.assert_close(c, c_ref, atol=1e-3, rtol=1e-3)
