@@ -37,14 +37,14 @@ DOMINATE = "error: operand #1 does not dominate this use"
 KNOWN = {
     ("test_softmax_fused.py::test_softmax", "Ascend910B1"): (
         f"{LACKS} SoftMax(dst, src, sharedTmpBuffer, tiling, shapeInfo), the form without sumTensor and maxTensor",
-        "error: no matching function for call to ‘SoftMax<float, 0, 0>(AscendC::LocalTensor<float>&, "
+        "error: no matching function for call to 'SoftMax<float, 0, 0>(AscendC::LocalTensor<float>&, "
         "AscendC::LocalTensor<float>&, AscendC::LocalTensor<unsigned char>&, SoftMaxTiling&, "
-        "AscendC::SoftMaxShapeInfo&)’"),
+        "AscendC::SoftMaxShapeInfo&)'"),
     ("test_matmul_tiled.py::test_matmul_tiled[4]", "Ascend910B1"): (PASS_FAILS, DOMINATE),
     ("test_matmul_tiled.py::test_matmul_tiled[8]", "Ascend910B1"): (PASS_FAILS, DOMINATE),
     ("test_matmul_*.py::*", "Ascend910B1"): (
         f"{NIGHTLY_910B} the C310 cube API (LoadData with LoadData2DParamsV2), which the 910B's runtime has not",
-        "error: ‘LoadData2DParamsV2’ is not a member of ‘AscendC’; did you mean ‘LoadData2DParams’?"),
+        "error: 'LoadData2DParamsV2' is not a member of 'AscendC'; did you mean 'LoadData2DParams'?"),
     ("test_gelu.py::test_gelu[*]", "Ascend910B1"): (
         f"{NIGHTLY_910B} Muls in the count form with isSetMask = false without SetMaskCount, whose count the "
         "device ignores (Muls.md)",
@@ -83,25 +83,21 @@ def known(case: str, soc: str):
 
 def first_error_line(error: ascrun.KernelError) -> str:
     """The error's first line that says what went wrong, without its site ('file:line: ' and a
-    runtime fault's 'block N: ')."""
+    runtime fault's 'block N: '), with plain quotes (g++ quotes as its locale says: ‘x’ or 'x')."""
     lines = str(error).splitlines()
     line = next((line for line in lines if "error:" in line), lines[0] if lines else "")
     line = re.sub(r" \(generated C\+\+: [^)]*\)$", "", line)
     line = re.sub(r"^\S+?:\d+(:\d+)?: ", "", line)
-    return re.sub(r"^block \d+: ", "", line)
+    return re.sub(r"^block \d+: ", "", line).replace("\u2018", "'").replace("\u2019", "'")
 
 
-@pytest.fixture
-def run(request, soc):
-    """run(kernel, core_num, *args): ascrun.run_local on this case's SOC (any access past a tensor
-    faults), this case's KNOWN entry applied."""
-    case = _case(request.node)
+def runner(case: str, soc: str, launch):
+    """run(kernel, core_num, *args) through `launch`, the KNOWN entry of `case` on `soc` applied."""
     entry = known(case, soc)
 
     def run_kernel(kernel, core_num, *args):
-        options = {"soc": soc} if RUN_LOCAL_TAKES_SOC else {}
         try:
-            result = ascrun.run_local(kernel, core_num, *args, **options)
+            result = launch(kernel, core_num, *args)
         except ascrun.KernelError as e:
             if entry and first_error_line(e) == entry[1]:
                 pytest.skip(f"{entry[0]}: {entry[1]}")
@@ -111,3 +107,12 @@ def run(request, soc):
         return result
 
     return run_kernel
+
+
+@pytest.fixture
+def run(request, soc):
+    """run(kernel, core_num, *args): ascrun.run_local on this case's SOC (any access past a tensor
+    faults), this case's KNOWN entry applied."""
+    options = {"soc": soc} if RUN_LOCAL_TAKES_SOC else {}
+    return runner(_case(request.node), soc,
+                  lambda kernel, core_num, *args: ascrun.run_local(kernel, core_num, *args, **options))
