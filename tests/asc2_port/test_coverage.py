@@ -14,11 +14,6 @@ import pytest
 pytestmark = pytest.mark.unit
 
 HERE = Path(__file__).parent
-# upstream files not ported yet, each with why: issue 26 asked for the ten of kernels/
-NOT_PORTED = {
-    f"operations/test_{name}.py": "operations/ is outside issue 26's ten files (kernels/): its port is still to do"
-    for name in ("atomic_ops", "binary_ops", "memory_ops", "reduce_ops", "shape_ops", "softmax", "unary_ops", "where")
-}
 
 
 def port_of(upstream: str) -> str:
@@ -40,10 +35,8 @@ def test_every_upstream_asc2_test_file_has_its_port():
     assert files, f"ASCRUN_ASC2_TESTS={root} has no test_*.py"
     unknown = [f for f in files if f.split("/", 1)[0] not in ("kernels", "operations")]
     assert unknown == [], "files outside kernels/ and operations/: give their ports a place in port_of"
-    missing = [f for f in files if f not in NOT_PORTED and not (HERE / port_of(f)).is_file()]
+    missing = [f for f in files if not (HERE / port_of(f)).is_file()]
     assert missing == [], f"asc2 test files without a port in {HERE}: {missing}"
-    ported_anyway = [f for f in NOT_PORTED if (HERE / port_of(f)).is_file()]
-    assert ported_anyway == [], f"ported, so no longer NOT_PORTED: {ported_anyway}"
 
 
 def test_the_ports_are_the_upstream_names(tmp_path):
