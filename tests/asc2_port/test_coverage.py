@@ -34,7 +34,7 @@ def test_every_upstream_asc2_test_file_has_its_port():
     files = upstream_files(root)
     assert files, f"ASCRUN_ASC2_TESTS={root} has no test_*.py"
     unknown = [f for f in files if f.split("/", 1)[0] not in ("kernels", "operations")]
-    assert unknown == [], "files outside kernels/ and operations/: give their ports a place in port_of"
+    assert unknown == [], f"files outside kernels/ and operations/ (give their ports a place in port_of): {unknown}"
     missing = [f for f in files if not (HERE / port_of(f)).is_file()]
     assert missing == [], f"asc2 test files without a port in {HERE}: {missing}"
 
