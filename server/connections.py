@@ -18,6 +18,7 @@ the kernel; a polite close would wait for a client that does not read.
 """
 from __future__ import annotations
 
+import asyncio
 import functools
 import ipaddress
 import json
@@ -37,6 +38,7 @@ FD_RESERVE = 256  # open files the API server keeps beyond its clients' connecti
 MAX_HEAD_BYTES = 64 << 10  # a request's line and headers (nginx takes 32 KiB)
 
 
+@functools.lru_cache(maxsize=4096)  # a flood comes from few addresses: each parsed once
 def client_key(host: Optional[str]) -> str:
     """Whose a connection or request is: its IPv4 address, or its IPv6 /64 (one host's usual share)."""
     try:
@@ -105,13 +107,39 @@ def _unavailable(message: str) -> bytes:
             b"connection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
 
 
-class GuardedProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol, its connection counted and timed (the module's docstring)."""
+class Gate(asyncio.Protocol):
+    """What a connection is until it is admitted: a refused one is answered and closed without
+    uvicorn's protocol ever being made (a flood of them is a client's loop against the API's one
+    core); an admitted one is handed to a GuardedProtocol, counted under its client."""
 
-    def __init__(self, *args, guard: Guard, **kwargs):
+    def __init__(self, guard: Guard, **uvicorn_kwargs):
+        self.guard, self.uvicorn_kwargs = guard, uvicorn_kwargs
+
+    def connection_made(self, transport) -> None:
+        # the peer's address as asyncio took it at accept: no system call
+        peer = transport.get_extra_info("peername")
+        client = client_key(peer[0] if isinstance(peer, (tuple, list)) and peer else None)
+        refusal = self.guard.limits.admit(client)
+        if refusal is not None:  # closing stops reading: nothing of the request is parsed
+            transport.write(_unavailable(refusal))
+            transport.close()
+            return
+        protocol = GuardedProtocol(guard=self.guard, counted_as=client, **self.uvicorn_kwargs)
+        transport.set_protocol(protocol)
+        protocol.connection_made(transport)
+
+    def connection_lost(self, exc) -> None:  # refused: nothing was counted
+        pass
+
+
+class GuardedProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol, its connection counted (by the Gate that admitted it) and timed
+    (the module's docstring)."""
+
+    def __init__(self, *args, guard: Guard, counted_as: str, **kwargs):
         super().__init__(*args, **kwargs)
         self.guard = guard
-        self.counted_as: Optional[str] = None  # the client this connection is counted under while open
+        self.counted_as: Optional[str] = counted_as  # the client this connection is counted under while open
         self.head_timer = None  # armed from a head's first byte to its end
         self.stall_timer = None  # armed while the connection waits on its client
         self.head_bytes = 0  # received of the head in progress (up to one read more)
@@ -120,22 +148,10 @@ class GuardedProtocol(HttpToolsProtocol):
         self.stall_mark = (0, 0)  # (body bytes received, answer bytes unsent) when the stall timer was armed
 
     def connection_made(self, transport) -> None:
-        # the peer's address as asyncio took it at accept: a refused connection costs no system call
-        # nor uvicorn's bookkeeping (a flood of them is a client's loop against the API's one core)
-        peer = transport.get_extra_info("peername")
-        client = client_key(peer[0] if isinstance(peer, (tuple, list)) and peer else None)
-        refusal = self.guard.limits.admit(client)
-        if refusal is not None:  # closing stops reading: nothing of the request is parsed
-            transport.write(_unavailable(refusal))
-            transport.close()
-            return
         super().connection_made(transport)
-        self.counted_as = client
         self.head_timer = self.loop.call_later(self.guard.head_timeout_s, self._reset)
 
     def connection_lost(self, exc) -> None:
-        if self.transport is None:  # refused as it opened: uvicorn never saw it
-            return
         if self.counted_as is not None:
             self.guard.limits.release(self.counted_as)
             self.counted_as = None
@@ -219,5 +235,5 @@ def build_server(app, host: str, port: int, settings: Optional[ServiceSettings] 
     guard = Guard(ConnectionLimits(settings.max_connections_per_client, connection_cap(settings)),
                   settings.head_timeout_s, settings.stall_timeout_s)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", ws="none",
-                            http=functools.partial(GuardedProtocol, guard=guard))
+                            http=functools.partial(Gate, guard))
     return uvicorn.Server(config)

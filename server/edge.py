@@ -107,6 +107,7 @@ class Edge:
             return await _refuse(redis_error_response(e), scope, receive, send)
         if who is not None:
             scope.setdefault("state", {})["tenant"] = who  # deps.tenant reads it: request.state.tenant
+        receive, send = _closing_when_unread(scope, receive, send)
         if cap is None:
             return await self.app(scope, receive, send)
         await self._capped(scope, receive, send, *cap, None if declared else who)
@@ -204,6 +205,28 @@ async def _refuse(response: Response, scope, receive, send) -> None:
     """The refusal, on a connection closed after it: the body left unread is not drained."""
     response.headers["Connection"] = "close"
     await response(scope, receive, send)
+
+
+def _closing_when_unread(scope, receive, send):
+    """`receive` and `send` such that an answer begun before the request's body was all read closes
+    the connection: kept alive, uvicorn would read and parse the rest of the body (up to a refused
+    upload's gigabytes, on the API's one core) only to find the next request."""
+    unread = _declared_length(scope) != 0 and (
+        _declared_length(scope) is not None or any(k == b"transfer-encoding" for k, _ in scope["headers"]))
+
+    async def tracked_receive():
+        nonlocal unread
+        message = await receive()
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            unread = False
+        return message
+
+    async def closing_send(message):
+        if message["type"] == "http.response.start" and unread:
+            message = {**message, "headers": [*message.get("headers", ()), (b"connection", b"close")]}
+        await send(message)
+
+    return tracked_receive, closing_send
 
 
 def _declared_length(scope) -> Optional[int]:

@@ -202,6 +202,21 @@ def test_asctile_reaches_only_its_kernel_language(tmp_path, chain, why):
                             "language")
 
 
+@needs_asctile
+def test_asctiles_enums_are_in_reach(tmp_path):
+    """The nightly renames its pybind11 enum class (TensorLocation.__name__ = "TensorLocation"): the
+    gate knows asctile's enums by what they are, not by their name."""
+    path = tmp_path / "located.py"
+    path.write_text("from asc.experimental import asctile\n\n\n@asctile.jit\n"
+                    "def twice(x_ptr: asctile.GlobalAddress, z_ptr: asctile.GlobalAddress, n: asctile.ConstExpr[int]):\n"
+                    "    x = asctile.copy_in(asctile.global_tensor(x_ptr, [n]), [0], [n], asctile.TensorLocation.UB)\n"
+                    "    asctile.copy_out(x + x, asctile.global_tensor(z_ptr, [n]), [0])\n")
+    (x,) = _inputs(1)
+    x, z = x[:256], np.zeros(256, np.float32)
+    ascrun.run_local(load_module(path).twice, 1, x, z, 256)
+    np.testing.assert_array_equal(z, x + x)
+
+
 # --- options of a job, and pyasc 1.1.1 ------------------------------------------------------------
 
 @pytest.mark.parametrize("options", [{"cv_ratio": 3}, {"cv_ratio": 0}, {"reuse_alloc": 3}, {"reuse_alloc": -1},

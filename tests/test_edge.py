@@ -106,6 +106,30 @@ def test_a_chunked_body_over_the_tenants_cap_is_refused_as_it_arrives(pool):
                                                  "(max_request_bytes)")
 
 
+def test_an_answer_before_the_body_closes_the_connection(pool):
+    """A route that answers before reading its body (a chunked blob upload's 411) closed nothing:
+    uvicorn kept the connection alive and so read and parsed the rest of the body to find the next
+    request; 100 MiB chunked uploads, refused and sent on, took the API's one core."""
+    address = urlparse(pool.url)
+    chunk = b"10000\r\n" + b"x" * 0x10000 + b"\r\n"
+    with socket.create_connection((address.hostname, address.port), timeout=10) as conn:
+        conn.sendall(f"PUT /v1/blobs/{'0' * 64} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKENS['other']}\r\n"
+                     "Transfer-Encoding: chunked\r\n\r\n".encode() + chunk)
+        answer = b""
+        while b"}" not in answer:
+            answer += conn.recv(65536) or b"}"
+        assert answer.startswith(b"HTTP/1.1 411"), answer
+        assert b"connection: close" in answer.lower()
+        sent, closed = 0, False
+        while sent < 64 * MiB and not closed:  # the body goes on: a drained connection takes it all
+            try:
+                conn.sendall(chunk)
+                sent += len(chunk)
+            except (BrokenPipeError, ConnectionResetError):
+                closed = True
+        assert closed and sent < 16 * MiB, f"{sent} bytes of body taken after the answer"
+
+
 def _job(source: str, entry: str = "k") -> dict:
     return {"bundle": {"entry": entry, "functions": [{"name": entry, "source": source, "filename": "k.py",
                                                       "lineno": 1}], "constants": {}, "modules": {"asc": "asc"}},

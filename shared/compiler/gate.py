@@ -324,8 +324,20 @@ def _attribute_chain(node: ast.Attribute) -> Tuple[str, ...] | None:
 IR_BUILDER = ("asc.language.core.utils", "GlobalBuilder")
 JIT_DECORATORS = (("asc.runtime.jit", "jit"), (ASCTILE_MODULE + ".runtime.jit", "jit"))
 # asctile's enums (TensorLocation.UB, ...) are pybind11 classes of its IR module, which is otherwise
-# out of reach.
-ASCTILE_ENUMS = ("asc._C.libpyasc.asctile.ir", ("asctile_DistribMode", "asctile_RoundMode", "asctile_TensorLocation"))
+# out of reach: known by identity, as the nightly renames them (TensorLocation.__name__ = "TensorLocation").
+ASCTILE_ENUMS = ("asctile_DistribMode", "asctile_RoundMode", "asctile_TensorLocation")
+
+
+@functools.lru_cache(maxsize=1)
+def _asctile_enums() -> Tuple[type, ...]:
+    """asctile's enum classes, as its IR module defines them (none without asctile)."""
+    try:
+        from asc._C import libpyasc
+    except ImportError:
+        return ()
+    ir = getattr(getattr(libpyasc, "asctile", None), "ir", None)
+    return tuple(c for c in (getattr(ir, name, None) for name in ASCTILE_ENUMS) if isinstance(c, type))
+
 _DATA = (bool, int, float, complex, str, bytes, tuple, list, dict, set, frozenset, type(None))
 
 
@@ -360,7 +372,7 @@ def _reach_refusal(value: Any) -> str | None:
         return None
     if (owner, getattr(value, "__name__", None)) in JIT_DECORATORS:
         return None
-    if owner == ASCTILE_ENUMS[0] and (value if isinstance(value, type) else type(value)).__name__ in ASCTILE_ENUMS[1]:
+    if (value if isinstance(value, type) else type(value)) in _asctile_enums():
         return None
     if owner == CONFIG_MODULE and (not callable(value) or isinstance(value, type) and issubclass(value, enum.Enum)):
         return None
