@@ -5,8 +5,7 @@ test_coverage.py checks a checkout's list against these ports.
 
 The mapping: asc2.load(t, shape, offsets=o, location=L) -> asctile.copy_in(t, o, shape, L);
 asc2.store -> asctile.copy_out; asc2.copy(src, shape, offsets=o, location=L) -> asctile.copy(src, o,
-shape, L); asc2.TileLocation -> asctile.TensorLocation (by name, "L0A": ascrun's gate refuses the
-nightly's TensorLocation, whose __name__ pyasc renames); asc2.tensor -> asctile.global_tensor;
+shape, L); asc2.TileLocation -> asctile.TensorLocation; asc2.tensor -> asctile.global_tensor;
 asc2.matmul_acc(a, b, acc) -> asctile.matmul_acc(acc, a, b); range(..., parallel=True) has no
 asctile form (asctile.range keeps unroll_factor). ascrun takes a ConstExpr argument as a number or
 a string, so shapes pass as their dimensions and dtypes by name.
@@ -14,8 +13,8 @@ a string, so shapes pass as their dimensions and dtypes by name.
 Each case runs in process (ascrun.run_local) on each SOC of SOCS and is checked against numpy, or
 torch where the original uses it. A case that cannot build or run on a SOC for a reason outside the
 port is in KNOWN with the first line of its error: it runs, and is skipped with that reason and line
-only when its error's first line is that line (g++'s "did you mean" hint aside); any other failure fails, and an entry whose case now
-passes fails too, so that the entry goes."""
+only when its error's first line begins so (g++'s "did you mean" hint aside); any other failure
+fails, and an entry whose case now passes fails too, so that the entry goes."""
 import inspect
 import re
 

@@ -1,7 +1,6 @@
 """Port of asc2's kernels/test_matmul_fixpipe.py: a @ b straight into L0A/L0B, relu and the cast to
 float16 on the way out of L0C (the fixpipe), against torch. ascrun takes a ConstExpr as a number
-or a string, not a tuple: the shapes come as m, k, n. Locations by name ("L0A" for
-asctile.TensorLocation.L0A): the gate refuses asctile.TensorLocation (see conftest.py)."""
+or a string, not a tuple: the shapes come as m, k, n."""
 import pytest
 import torch
 
@@ -16,8 +15,8 @@ def matmul_kernel(a_ptr: asctile.GlobalAddress, b_ptr: asctile.GlobalAddress, c_
     a_gm = asctile.global_tensor(a_ptr, a_shape)
     b_gm = asctile.global_tensor(b_ptr, b_shape)
     c_gm = asctile.global_tensor(c_ptr, c_shape)
-    a = asctile.copy_in(a_gm, [0, 0], a_shape, "L0A")
-    b = asctile.copy_in(b_gm, [0, 0], b_shape, "L0B")
+    a = asctile.copy_in(a_gm, [0, 0], a_shape, asctile.TensorLocation.L0A)
+    b = asctile.copy_in(b_gm, [0, 0], b_shape, asctile.TensorLocation.L0B)
     c = asctile.relu(a @ b).to(asctile.float16)
     asctile.copy_out(c, c_gm, [0, 0])
 

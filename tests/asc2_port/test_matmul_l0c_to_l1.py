@@ -1,7 +1,6 @@
 """Port of asc2's kernels/test_matmul_l0c_to_l1.py: c = a @ b cast in L0C, copied to L1 and on to
 L0A, then c @ b, against torch. ascrun takes a ConstExpr as a number or a string, not a tuple or
-an asc dtype: the shapes come as m, k, n and the dtype by its name. Locations by name ("L0A" for
-asctile.TensorLocation.L0A): the gate refuses asctile.TensorLocation (see conftest.py)."""
+an asc dtype: the shapes come as m, k, n and the dtype by its name."""
 import pytest
 import torch
 
@@ -17,14 +16,14 @@ def matmul_kernel(a_ptr: asctile.GlobalAddress, b_ptr: asctile.GlobalAddress, c_
     a_gm = asctile.global_tensor(a_ptr, a_shape)
     b_gm = asctile.global_tensor(b_ptr, b_shape)
     c_gm = asctile.global_tensor(c_ptr, c_shape)
-    a = asctile.copy_in(a_gm, [0, 0], a_shape, "L0A")
-    b = asctile.copy_in(b_gm, [0, 0], b_shape, "L0B")
+    a = asctile.copy_in(a_gm, [0, 0], a_shape, asctile.TensorLocation.L0A)
+    b = asctile.copy_in(b_gm, [0, 0], b_shape, asctile.TensorLocation.L0B)
     if dtype == "bfloat16":
         c = (a @ b).to(asctile.bfloat16)
     else:
         c = (a @ b).to(asctile.float16)
-    c_l1 = asctile.copy(c, [0, 0], c_shape, "L1")
-    c_l0a = asctile.copy(c_l1, [0, 0], c_shape, "L0A")
+    c_l1 = asctile.copy(c, [0, 0], c_shape, asctile.TensorLocation.L1)
+    c_l0a = asctile.copy(c_l1, [0, 0], c_shape, asctile.TensorLocation.L0A)
     asctile.copy_out(c_l0a @ b, c_gm, [0, 0])
 
 

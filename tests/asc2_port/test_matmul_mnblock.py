@@ -1,8 +1,7 @@
 """Port of asc2's kernels/test_matmul_mnblock.py: c = a @ b in m_tile x n_tile tiles spread over
 the blocks (each block n_tiles_per_block columns of tiles and the m tiles that make its share),
 straight into L0A/L0B, against torch. ascrun takes a ConstExpr as a number or a string, not a
-tuple: the shapes come as m, k, n. Locations by name ("L0A" for
-asctile.TensorLocation.L0A): the gate refuses asctile.TensorLocation (see conftest.py)."""
+tuple: the shapes come as m, k, n."""
 import pytest
 import torch
 
@@ -25,10 +24,10 @@ def matmul_kernel(a_ptr: asctile.GlobalAddress, b_ptr: asctile.GlobalAddress, c_
     n_base_off = ((m_elems_per_block * block_id) // a_shape[0]) * (n_tile * n_tiles_per_block)
     for j in asctile.range(n_tiles_per_block):
         b_offset = n_base_off + j * n_tile
-        b_j = asctile.copy_in(b_gm, [0, b_offset], [b_shape[0], n_tile], "L0B")
+        b_j = asctile.copy_in(b_gm, [0, b_offset], [b_shape[0], n_tile], asctile.TensorLocation.L0B)
         for i in asctile.range(m_tiles_per_block):
             a_offset = m_base_off + i * m_tile
-            a_i = asctile.copy_in(a_gm, [a_offset, 0], [m_tile, a_shape[1]], "L0A")
+            a_i = asctile.copy_in(a_gm, [a_offset, 0], [m_tile, a_shape[1]], asctile.TensorLocation.L0A)
             asctile.copy_out(a_i @ b_j, c_gm, [a_offset, b_offset])
 
 

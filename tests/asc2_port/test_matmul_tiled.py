@@ -1,8 +1,7 @@
 """Port of asc2's kernels/test_matmul_tiled.py: a and b to L1 whole, k split in k_tiles slices
 copied to L0A/L0B and accumulated with matmul_acc into a zeros_acc (asc2's matmul_acc(a, b, acc) is
 asctile's matmul_acc(acc, a, b)), against torch. ascrun takes a ConstExpr as a number or a string,
-not a tuple: the shapes come as m, k, n. Locations by name ("L0A" for
-asctile.TensorLocation.L0A): the gate refuses asctile.TensorLocation (see conftest.py)."""
+not a tuple: the shapes come as m, k, n."""
 import pytest
 import torch
 
@@ -20,11 +19,11 @@ def matmul_kernel(a_ptr: asctile.GlobalAddress, b_ptr: asctile.GlobalAddress, c_
     c_gm = asctile.global_tensor(c_ptr, c_shape)
     acc = asctile.zeros_acc(c_shape, dtype=asctile.float32)
     k_offset = a_shape[1] // k_tiles
-    a_l1 = asctile.copy_in(a_gm, [0, 0], a_shape, "L1")
-    b_l1 = asctile.copy_in(b_gm, [0, 0], b_shape, "L1")
+    a_l1 = asctile.copy_in(a_gm, [0, 0], a_shape, asctile.TensorLocation.L1)
+    b_l1 = asctile.copy_in(b_gm, [0, 0], b_shape, asctile.TensorLocation.L1)
     for i in asctile.range(k_tiles, unroll_factor=2):
-        a_i = asctile.copy(a_l1, [0, i * k_offset], [a_shape[0], k_offset], "L0A")
-        b_i = asctile.copy(b_l1, [i * k_offset, 0], [k_offset, b_shape[1]], "L0B")
+        a_i = asctile.copy(a_l1, [0, i * k_offset], [a_shape[0], k_offset], asctile.TensorLocation.L0A)
+        b_i = asctile.copy(b_l1, [i * k_offset, 0], [k_offset, b_shape[1]], asctile.TensorLocation.L0B)
         asctile.matmul_acc(acc, a_i, b_i)
     asctile.copy_out(acc, c_gm, [0, 0])
 
