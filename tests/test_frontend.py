@@ -167,6 +167,14 @@ def test_ir_hash_is_over_the_ir_mlir_prints_without_locations(tmp_path):
     assert again.ir != plain.ir and again.ir_hash == plain.ir_hash
 
 
+def test_a_printf_newline_prints_as_one_on_either_pyasc(tmp_path):
+    """pyasc 1.1.1 writes a format into the C++ as it is and the nightly escapes it: the control
+    characters of a Python string print as themselves on both (the nightly printed '\\n')."""
+    path = tmp_path / "newline.py"
+    path.write_text('import asc\n\n\n@asc.jit\ndef k(n: int):\n    asc.printf("n=%d\\tx\\n", n)\n')
+    assert ascrun.run_local(load_module(path, "newline").k, 1, 7).log == "[AIV Block 0/1] n=7\tx\n"
+
+
 @pytest.mark.unit
 def test_bundle_digest_covers_everything_define_uses(framework_example):
     """The frontend memo is keyed by the digest: each part of the bundle changes it."""

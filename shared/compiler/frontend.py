@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple
 
 from . import structs
-from .bundle import ASCTILE_MODULE, KernelBundle
+from .bundle import ASCTILE_MODULE, KernelBundle, KernelFunction
 from .gate import define
 from .errors import BundleRejected, CompileError, KernelError
 
@@ -223,6 +223,38 @@ def literal_body(call: str, text: str) -> str:
     return "".join(out)
 
 
+# pyasc 1.1.1's translation writes a printf format between the quotes as it is; the nightly's
+# escapes it (a backslash becomes \\, a newline \n): the format the guard gives it is the literal's
+# body for the first, the text itself for the second. Which one is installed is seen once, on a
+# probe of ours whose format (one C escape) reaches the C++ as it is only where nothing escapes it.
+_PRINTF_PROBE = KernelBundle(entry="ascrun_printf_probe", constants=(), modules=(("asc", "asc"),), functions=(
+    KernelFunction("ascrun_printf_probe", '@asc.jit\ndef ascrun_printf_probe(x: asc.GlobalAddress):\n'
+                   '    asc.printf("\\\\n")\n', "<ascrun printf probe>", 1),))
+_printf_escaped: bool | None = None  # None: not probed yet
+
+
+def _probe_printf_translation() -> None:
+    global _printf_escaped
+    if _printf_escaped is None:
+        _printf_escaped = False  # meanwhile: the probe's format is the same in both
+        source = run(_PRINTF_PROBE, [ArgSpec("tensor", "float32")]).source
+        _printf_escaped = 'printf("\\\\n")' in source
+
+
+def printf_format(text: str) -> str:
+    """A printf format as the installed pyasc's translation takes it (above); StringRefused for
+    what no C literal keeps: a NUL, a trigraph."""
+    if not _printf_escaped:
+        return literal_body("asc.printf", text)
+    for i, c in enumerate(text):
+        if c == "\0":
+            raise StringRefused(f"asc.printf: a NUL would end the format (character {i} of {text[:200]!r})")
+        if text.startswith("??", i) and text[i + 2:i + 3] and text[i + 2] in _TRIGRAPH_ENDS:
+            raise StringRefused(f"asc.printf: '??{text[i + 2]}' is a trigraph, which a C++ compiler may read as "
+                                f"another character (character {i} of {text[:200]!r})")
+    return text
+
+
 def _refuse_call(call: str, why: str) -> Callable[[str], str]:
     def refuse(_: str) -> str:
         raise StringRefused(f"{call}: {why}")
@@ -233,7 +265,7 @@ def _refuse_call(call: str, why: str) -> Callable[[str], str]:
 # string becomes (or the refusal). Applied where the string enters the IR, whatever Python
 # computed it from (a literal, a ConstExpr[str], printf's %s arguments, a constant).
 _STRING_GUARDS: Dict[str, Callable[[str], str]] = {
-    "create_asc_PrintfOp": functools.partial(literal_body, "asc.printf"),
+    "create_asc_PrintfOp": printf_format,
     "create_emitasc_VerbatimOp": _refuse_call("asc.inline", "C++ written into the kernel verbatim is not accepted"),
     "create_emitc_VerbatimOp": _refuse_call("asc.inline", "C++ written into the kernel verbatim is not accepted"),
     "create_emitc_IncludeOp": _refuse_call("an #include", "kernels may not include files"),
@@ -558,6 +590,7 @@ def run(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any] |
     from asc.language.core.dtype import DataType
 
     _guard_ir_builder()
+    _probe_printf_translation()
     platform = _platform(soc)
     namespace = define(bundle, _import_kernel_module)
     kernel = namespace[bundle.entry]
