@@ -76,9 +76,12 @@ test-pythons:
 # pyasc's nightly (the `nightly` extra, distribution pyasc-dev) in place of pyasc 1.1.1: the tests that
 # drive pyasc in process (the frontend, the bundle's namespace, the cpu runs) run against it too; the
 # service's tests stay on .venv's pyasc 1.1.1, so that make test keeps within its time, but for
-# asctile's and bfloat16 tensors' (the nightly's alone; they skip on 1.1.1), which run whole here.
-NIGHTLY_TESTS := $(PYTHON_FACING_TESTS) tests/test_cpu_run.py tests/test_asctile.py tests/test_bf16_args.py tests/asc2_port
-NIGHTLY_SERVICE_TESTS := tests/test_asctile.py tests/test_bf16_args.py tests/test_asctile_exec.py tests/asc2_port/test_through_the_pool.py
+# asctile's, bfloat16 tensors' and the Ascend 950's (the nightly's alone; they skip on 1.1.1), which run
+# whole here.
+NIGHTLY_TESTS := $(PYTHON_FACING_TESTS) tests/test_cpu_run.py tests/test_asctile.py tests/test_bf16_args.py \
+	tests/test_soc950.py tests/asc2_port
+NIGHTLY_SERVICE_TESTS := tests/test_asctile.py tests/test_bf16_args.py tests/test_asctile_exec.py tests/test_soc950.py \
+	tests/asc2_port/test_through_the_pool.py
 
 # --clear: on a venv made before, the first install would put pyasc 1.1.1's files over the nightly's
 # (one `asc` package) and the uninstall then delete them, leaving an `asc` without asc.language.

@@ -40,6 +40,7 @@ import secrets
 import selectors
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -291,7 +292,7 @@ def honest_load(url: str, tokens: Dict[str, str], seconds: float, rate: float) -
     """Each honest tenant's threads launch ops.spin_kernel (z = x + 1) at `rate` a second in all,
     each with its own random input, for `seconds`; the latency of every launch that succeeded and
     the kinds of those that did not."""
-    latencies, failures, lock = [], collections.Counter(), threading.Lock()
+    latencies, stages, failures, lock = [], [], collections.Counter(), threading.Lock()
     interval = THREADS_PER_TENANT / rate
     deadline = time.monotonic() + seconds
 
@@ -305,7 +306,7 @@ def honest_load(url: str, tokens: Dict[str, str], seconds: float, rate: float) -
                 z = np.zeros_like(x)
                 start = time.perf_counter()
                 try:
-                    client.launch(ops.spin_kernel, 1, x, z, 1, timeout=30)
+                    result = client.launch(ops.spin_kernel, 1, x, z, 1, timeout=30)
                     failure = None if np.array_equal(z, x + np.float32(1)) else "wrong output"
                 except ascrun.KernelError as e:
                     failure = e.kind
@@ -314,6 +315,7 @@ def honest_load(url: str, tokens: Dict[str, str], seconds: float, rate: float) -
                         failures[failure] += 1
                     else:
                         latencies.append(time.perf_counter() - start)
+                        stages.append((latencies[-1], dict(result.timings)))
                 next_start = max(next_start + interval, time.monotonic())
 
     threads = [threading.Thread(target=one_thread, args=(tokens[name], 100 * t + i))
@@ -322,7 +324,7 @@ def honest_load(url: str, tokens: Dict[str, str], seconds: float, rate: float) -
         thread.start()
     for thread in threads:
         thread.join()
-    return {"latencies": sorted(latencies), "failures": failures}
+    return {"latencies": sorted(latencies), "failures": failures, "stages": stages}
 
 
 def warm(url: str, tokens: Dict[str, str], launches: int = 3) -> None:
@@ -693,6 +695,22 @@ def print_report(phases: Dict[str, dict], pool: Pool, counts: dict, attacks: Lis
         outcomes = counts.get(name, {})
         print(f"  {name:10} " + (", ".join(f"{k}: {v}" for k, v in sorted(outcomes.items(), key=lambda kv: -kv[1]))
                                  or "nothing counted"))
+    print("\nwhere the honest launches' time went, ms (median of each stage; upload = the submission's round trip "
+          "less the job's own time: the API before and after it)")
+    for name, phase in phases.items():
+        for which, share in (("all", 0.0), ("slowest 10%", 0.9)):
+            print(f"  {name:8} {which:12} {_stage_medians(phase['load']['stages'], share)}")
+
+
+def _stage_medians(stages: List[tuple], share: float) -> str:
+    """The median of each stage's time over the launches past the `share` quantile of their latency."""
+    ranked = sorted(stages, key=lambda s: s[0])[int(len(stages) * share):]
+    if not ranked:
+        return "-"
+    names = ("upload", "queue", "frontend", "build", "run", "download")
+    medians = {k: statistics.median(t.get(k, 0.0) for _, t in ranked) * 1e3 for k in names}
+    medians["total"] = statistics.median(wall for wall, _ in ranked) * 1e3
+    return "  ".join(f"{k} {v:.1f}" for k, v in medians.items())
 
 
 def _kinds(failures: collections.Counter) -> str:
@@ -735,6 +753,7 @@ def main() -> None:
                 phases[phase]["cost"]["attacker cpu"] = attack.get("cpu_s", 0.0) if phase == "hostile" else 0.0
                 print(f"{phase}: {len(load['latencies'])} launches ok", file=sys.stderr, flush=True)
             print_report(phases, pool, counts, attacks, paced=int(opts.seconds * opts.rate * len(HONEST)))
+
         finally:
             if attacker is not None and attacker.poll() is None:
                 attacker.kill()

@@ -98,7 +98,7 @@ def test_one_turn_per_tenant_however_many_queues_its_jobs_spread_over(pool, tmp_
     served = {"cpu": {"socs": list(SOCS), "stages": ["build", "run"]}}
     with ghost_worker(connection, served, "stand-in"), _client(pool, "spread") as spread, \
             _client(pool, "single") as single:
-        # the session's two workers serve no SOC: they take single's jobs at once unless stopped
+        # the session's two workers (every SOC they model, these too) would take the jobs at once unless stopped
         for worker in pool.workers:
             worker.send_signal(signal.SIGSTOP)
         try:

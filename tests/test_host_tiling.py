@@ -351,7 +351,7 @@ def test_platforms():
         assert platform.get_core_num() == aiv  # split cube/vector cores: GetCoreNum counts vector cores
         assert [platform.get_core_mem_size(kind) // 1024 for kind in (
             host.CoreMemType.L1, host.CoreMemType.L0_A, host.CoreMemType.L0_B, host.CoreMemType.L0_C,
-            host.CoreMemType.UB)] == [512, 64, 64, 128, 192]
+            host.CoreMemType.UB)] == ([512, 64, 64, 256, 248] if soc in host.SOCS_950 else [512, 64, 64, 128, 192])
     import asc.runtime.config as config
     assert host.PlatformAscendCManager.get_instance(config.Platform.Ascend910B4_1).get_core_num_aic() == 20
     with pytest.raises(ValueError, match="unknown SOC"):

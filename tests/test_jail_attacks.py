@@ -184,10 +184,10 @@ class FloodingCompiler:
     def translation_unit(self, source: str, kernel_name: str, kernel_type: str) -> str:
         return source
 
-    def command(self, scratch: str) -> list:
+    def command(self, scratch: str, npu_arch: int) -> list:
         return ["/bin/sh", "-c", "head -c 600000000 /dev/zero | tr '\\0' x"]
 
-    def read_only_paths(self) -> list:
+    def read_only_paths(self, npu_arch: int) -> list:
         return []
 
     def failed(self, kernel_name: str, stderr: str, scratch: str, source: str) -> KernelError:

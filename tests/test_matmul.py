@@ -10,7 +10,8 @@ import pytest
 import asc
 import ascrun
 import cube
-from ascrun.compiler.targets.cpu.toolchain import CPU_FLAGS, CpuToolchain
+from ascrun.compiler.socs import DEFAULT_NPU_ARCH
+from ascrun.compiler.targets.cpu.toolchain import CPU_FLAGS, CpuToolchain, arch_flags
 from conftest import ROOT, load_module, unsited
 
 pytestmark = pytest.mark.kernel
@@ -190,7 +191,7 @@ int main() {
 def test_vector_tiles_sum_as_the_scalar_loop(tmp_path):
     toolchain = CpuToolchain()
     (tmp_path / "tiles.cpp").write_text(TILES_CPP)
-    flags = [f for f in CPU_FLAGS if f != "-shared"]
+    flags = [f for f in CPU_FLAGS if f != "-shared"] + list(arch_flags(DEFAULT_NPU_ARCH))
     subprocess.run([toolchain.cxx, *flags, "-I", str(toolchain.runtime), "tiles.cpp", "-o", "tiles"], cwd=tmp_path,
                    check=True, timeout=300)
     out = subprocess.run([str(tmp_path / "tiles")], capture_output=True, text=True, timeout=60)

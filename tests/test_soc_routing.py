@@ -1,6 +1,7 @@
-"""Routing by SOC, with real cpu workers that advertise SOCs (--soc): a job naming a SOC runs only
-on a worker serving it, one naming none on any, one naming a SOC nobody serves is refused at
-once; /v1/targets and `ascrun targets` show the live pool, and a dead worker leaves it."""
+"""Routing by SOC, with real cpu workers told which SOCs to serve (--soc; by default a cpu worker
+serves every SOC it models, tests/test_soc950.py): a job naming a SOC runs only on a worker serving
+it, one naming none on any, one naming a SOC nobody serves is refused at once; /v1/targets and
+`ascrun targets` show the live pool, and a dead worker leaves it."""
 import os
 import signal
 import subprocess
@@ -19,7 +20,7 @@ from conftest import LIVENESS, Service, ghost_worker, start_redis
 
 pytestmark = pytest.mark.service
 
-SOC = "Ascend910B1"
+SOC, OTHER_SOC = "Ascend910B1", "Ascend910B2"
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +29,7 @@ def pool(tmp_path_factory):
     proc, url = start_redis(tmp_path_factory.mktemp("redis"))
     svc = Service(url, {"ASCRUN_UNSERVED_GRACE": "2"})
     me = [sys.executable, "-m", "ascrun.cli", "worker"]
-    svc.plain = svc.stack.start(me, svc.env)
+    svc.other = svc.stack.start(me + ["--soc", OTHER_SOC], svc.env)
     svc.soc_worker = svc.stack.start(me + ["--soc", SOC], svc.env)
     svc.wait_for_workers(2)
     yield svc
@@ -52,19 +53,19 @@ def _targets(pool):
 
 
 def test_a_job_naming_a_soc_runs_on_a_worker_serving_it(pool):
-    for _ in range(4):  # the plain worker would take about half of them if it could
+    for _ in range(4):  # the other worker would take about half of them if it could
         record = _launch(pool, SOC)
         assert record["soc"] == SOC and record["worker"].endswith(f"-{pool.soc_worker.pid}")
 
 
 def test_a_job_naming_no_soc_runs_on_any_worker(pool):
-    both = {f"ascrun-{os.uname().nodename}-{p.pid}" for p in (pool.plain, pool.soc_worker)}
+    both = {f"ascrun-{os.uname().nodename}-{p.pid}" for p in (pool.other, pool.soc_worker)}
     workers = set()
     for _ in range(60):  # a worker reads a queue that appears within QUEUE_REFRESH_S: not the first launch
         workers.add(_launch(pool)["worker"])
         if workers == both:
             break
-    # both take them: the plain worker, and the SOC worker from its SOC-less queue too
+    # both take them from their SOC-less queues
     assert workers == both
     assert _launch(pool)["soc"] is None
 
@@ -76,7 +77,7 @@ def test_a_soc_nobody_serves_is_refused_at_once_naming_the_served_ones(pool):
             lambda response: submits.append(response.status_code) if response.request.url.path == "/v1/jobs" else None)
         client.launch(ops.spin_kernel, 1, np.zeros(64, np.float32), np.zeros(64, np.float32), 1, soc="Ascend310P3")
     assert e.value.kind == "unavailable"
-    assert str(e.value) == f"no worker serves SOC 'Ascend310P3' on target 'cpu' right now; served: {SOC}"
+    assert str(e.value) == f"no worker serves SOC 'Ascend310P3' on target 'cpu' right now; served: {SOC}, {OTHER_SOC}"
     # the 503 says no retry changes it: the client (6 retries by default) asked once (11 s of retries before)
     assert submits == [503]
     answer = httpx.post(f"{pool.url}/v1/jobs", json={"bundle": {}, "core_num": 1, "args": [], "soc": "bad soc"})
@@ -85,8 +86,8 @@ def test_a_soc_nobody_serves_is_refused_at_once_naming_the_served_ones(pool):
 
 def test_targets_show_the_live_pool_and_its_queue(pool):
     cpu = _targets(pool)["cpu"]
-    assert cpu["workers"] == 2 and cpu["socs"] == {SOC: 1}
-    assert sorted(w["socs"] for w in cpu["live"]) == [[], [SOC]]
+    assert cpu["workers"] == 2 and cpu["socs"] == {SOC: 1, OTHER_SOC: 1}
+    assert sorted(w["socs"] for w in cpu["live"]) == [[SOC], [OTHER_SOC]]
     assert all(w["kernel_types"] == list(KERNEL_TYPES) and w["pyasc"] == "1.1.1" for w in cpu["live"])
     assert _targets(pool)["sim"] == {"name": "sim", "description": "CANN's camodel simulator (bisheng build, "
                                      "pyasc's launcher)", "workers": 0, "socs": {}, "queued": 0,
@@ -104,7 +105,7 @@ def test_targets_show_the_live_pool_and_its_queue(pool):
         table = subprocess.run([sys.executable, "-m", "ascrun.cli", "targets", "--url", pool.url],
                                capture_output=True, text=True, check=True).stdout.splitlines()
         assert table[0].split() == ["target", "workers", "queued", "oldest", "socs"]
-        assert table[1].split()[:3] == ["cpu", "3", "1"] and table[1].endswith(f"{SOC} (1), Ghost1 (1)")
+        assert table[1].split()[:3] == ["cpu", "3", "1"] and table[1].endswith(f"{SOC} (1), {OTHER_SOC} (1), Ghost1 (1)")
         assert any(line.strip().startswith(f"ascrun-{os.uname().nodename}-{pool.soc_worker.pid}: build + run; socs {SOC};")
                    for line in table)
 
@@ -142,10 +143,10 @@ def test_a_dead_worker_leaves_the_pool_and_its_soc_within_seconds(pool):
     os.killpg(pool.soc_worker.pid, signal.SIGKILL)
     pool.soc_worker.wait()
     deadline = time.monotonic() + 3 * LIVENESS.worker_ttl_s
-    while _targets(pool)["cpu"]["socs"] and time.monotonic() < deadline:
+    while SOC in _targets(pool)["cpu"]["socs"] and time.monotonic() < deadline:
         time.sleep(0.2)
     cpu = _targets(pool)["cpu"]
-    assert cpu["socs"] == {} and cpu["workers"] == 1
+    assert cpu["socs"] == {OTHER_SOC: 1} and cpu["workers"] == 1
     with ascrun.Client(pool.url, retries=0) as client, pytest.raises(ascrun.KernelError) as e:
         client.launch(ops.spin_kernel, 1, np.zeros(64, np.float32), np.zeros(64, np.float32), 1, soc=SOC)
-    assert str(e.value) == f"no worker serves SOC '{SOC}' on target 'cpu' right now; served: none"
+    assert str(e.value) == f"no worker serves SOC '{SOC}' on target 'cpu' right now; served: {OTHER_SOC}"

@@ -319,7 +319,8 @@ def add_parsers(sub: Any) -> None:
                         help="a target to serve (repeatable; default cpu)")
     worker.add_argument("--soc", action="append", default=[], metavar="SOC",
                         help="a SOC this worker serves jobs for (repeatable), where its target does not know "
-                             "its device's (cpu: a label, e.g. to stand in for a pool's SOC in tests)")
+                             "its device's (cpu: by default every SOC it models, Ascend910B*, Ascend910_93* and "
+                             "Ascend950PR_*; --soc serves only these, e.g. to stand in for a pool's SOC in tests)")
     worker.add_argument("--only", choices=("build", "run"),
                         help="serve one stage: build (a host with the toolkit and no device: it compiles for run "
                              "workers) or run (a device host: a kernel whose artifact is not cached goes to a build "

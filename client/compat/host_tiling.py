@@ -135,14 +135,25 @@ KIB = 1024
 AI_CORE_910B = {CoreMemType.L1: 512 * KIB, CoreMemType.L0_A: 64 * KIB, CoreMemType.L0_B: 64 * KIB,
                 CoreMemType.L0_C: 128 * KIB, CoreMemType.UB: 192 * KIB, CoreMemType.BT: 1 * KIB,
                 CoreMemType.FB: 2 * KIB}
+# The Ascend 950PR/950DT AI Core (__NPU_ARCH__ 3510): asc-devkit include/utils/base/sys_constants.h
+# (ASC_UB_SIZE 248 KiB, ASC_L1_SIZE 512 KiB, ASC_L0A/L0B_SIZE 64 KiB, ASC_L0C_SIZE 256 KiB,
+# ASC_BT_SIZE 4 KiB), as pyasc's launcher PlatformInfo has them; no public figure for its Fixpipe
+# Buffer: the 910B's 2 KiB, assumed (runtime/ascrun/core/soc.h says the same).
+AI_CORE_950 = {**AI_CORE_910B, CoreMemType.L0_C: 256 * KIB, CoreMemType.UB: 248 * KIB, CoreMemType.BT: 4 * KIB}
 # (cube cores, vector cores) per SOC: from CANN's platform_config/<soc>.ini files as we know them
 # (ai_core_cnt / vector_core_cnt; not in the asc-devkit docs): the full-size dies have 24 AIC and
-# 48 AIV, the cut-down ones 20 and 40.
+# 48 AIV, the cut-down ones 20 and 40. The 950 SOCs: no public count (neither asc-devkit nor pyasc
+# gives one); the full-size 910B die's, assumed, in its ratio of two AIV per AIC, which the 950 has
+# (docs/zh/api/SIMD-API/基础API/矩阵计算（ISASI）/矩阵计算的搬出/L0C到UB数据搬运（Fixpipe）.md: one
+# Cube Core and two Vector Cores per AI Core).
+SOCS_950 = ("Ascend950PR_950z", "Ascend950PR_9579", "Ascend950PR_957b", "Ascend950PR_957c", "Ascend950PR_957d",
+            "Ascend950PR_9589", "Ascend950PR_958b", "Ascend950PR_9599")  # pyasc's Platform names
 SOC_CORES = {
     "Ascend910B1": (24, 48), "Ascend910B2": (24, 48), "Ascend910B2C": (24, 48),
     "Ascend910B3": (20, 40), "Ascend910B4": (20, 40), "Ascend910B4-1": (20, 40),
     "Ascend910_9391": (24, 48), "Ascend910_9392": (24, 48), "Ascend910_9381": (24, 48),
     "Ascend910_9382": (24, 48), "Ascend910_9372": (20, 40), "Ascend910_9362": (20, 40),
+    **{soc: (24, 48) for soc in SOCS_950},
 }
 DEFAULT_SOC = "Ascend910B1"  # pyasc's own default (config.set_platform for the Model backend)
 
@@ -156,7 +167,7 @@ class PlatformAscendC:
             raise ValueError(f"unknown SOC {soc_version!r}: ascrun's host tiling knows {', '.join(SOC_CORES)}")
         self.soc_version = soc_version
         self.core_num_aic, self.core_num_aiv = SOC_CORES[soc_version]
-        self.mem_sizes = dict(AI_CORE_910B)  # every SOC here has the 910B's AI Core
+        self.mem_sizes = dict(AI_CORE_950 if soc_version in SOCS_950 else AI_CORE_910B)
 
     def get_soc_version(self) -> str:
         return self.soc_version

@@ -204,12 +204,10 @@ class RemoteLaunches:
                         "running on 'cpu' (--target chooses)")
         return "cpu"
 
-    def soc(self, target: str) -> Optional[str]:
-        """The SOC a launch asks for: the one given (--soc), else, on a CANN target, the script's
-        `config.set_platform` SOC (its `-v`); cpu runs stand in for any SOC."""
-        if self.forced_soc:
-            return self.forced_soc
-        return self.platform if target != "cpu" else None
+    def soc(self) -> Optional[str]:
+        """The SOC a launch asks for: the one given (--soc), else the script's `config.set_platform`
+        SOC (its `-v`), on every target: the cpu one models its NPU arch (compiler/socs.py)."""
+        return self.forced_soc or self.platform
 
     def launcher(self, kernel: Any, launch: Any) -> Callable[..., LaunchResult]:
         """`kernel[core_num]` or `kernel[core_num, stream]`."""
@@ -225,7 +223,7 @@ class RemoteLaunches:
         try:
             handle = self.client.submit(kernel, core_num, *bound.args, target=launch.target, timeout=self.timeout,
                                         on_upload=self.progress.on_upload, bounds=self.bounds,
-                                        soc=self.soc(launch.target), compare=self.compare, hazards=self.hazards,
+                                        soc=self.soc(), compare=self.compare, hazards=self.hazards,
                                         model=self.model or self.benchmark is not None,
                                         benchmark=self.benchmark.policy if self.benchmark else None)
             launch.job_id = handle.id

@@ -39,7 +39,7 @@ LABELS = {  # series -> its label names; the tenant first: a tenant's scrape sho
     "refusals": ("tenant", "reason"),
     "jails_failed": ("stage", "when"),  # the pool's, no tenant's: the operator's only
 }
-NO_SOC = ANY_SOC  # a job naming no SOC, a worker serving none
+NO_SOC = ANY_SOC  # a job naming no SOC; its queue, which every worker serves
 
 
 def _field(series: str, *values: Any) -> str:

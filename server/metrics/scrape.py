@@ -103,11 +103,12 @@ def _histogram(recorded: Dict[str, List], series: str, name: str, doc: str) -> H
 
 
 def live_workers(pool: PoolView, target: str) -> Dict[Tuple[str, str], int]:
-    """(SOC, stage) -> the target's live workers serving that stage and SOC (NO_SOC: a worker that
-    names none); a worker serving several SOCs counts under each."""
+    """(SOC, stage) -> the target's live workers serving that stage and SOC (NO_SOC: jobs naming
+    none, which every worker serves); a worker serving several SOCs counts under each (a cpu worker
+    serves every SOC it models by default)."""
     counts: Dict[Tuple[str, str], int] = {}
     for said in pool.live_capabilities(target).values():
         for stage in said.get("stages", STAGES):
-            for soc in said.get("socs") or [recorder.NO_SOC]:
+            for soc in [recorder.NO_SOC, *said.get("socs", [])]:
                 counts[(soc, stage)] = counts.get((soc, stage), 0) + 1
     return counts

@@ -20,7 +20,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple
 
-from . import structs
+from . import socs, structs
 from .bundle import ASCTILE_MODULE, KernelBundle, KernelFunction
 from .gate import define
 from .errors import BundleRejected, CompileError, KernelError
@@ -65,7 +65,8 @@ class FrontendResult:
     generated function's arguments ("explicit" for each runtime parameter, then extras such
     as "ffts_addr"); `kernel_type` is the name of pyasc's KernelType that its Compiler chose
     (the `kernel_type` option, else AIV_ONLY, or for a kernel with a matmul object MIX_AIC_1_2,
-    AIC_ONLY when compiled matmul_cube_only): which cores a block runs.
+    AIC_ONLY when compiled matmul_cube_only): which cores a block runs. `npu_arch` is the
+    `__NPU_ARCH__` of the SOC it was compiled for (socs.py): what the toolchain builds it for.
     """
     kernel_name: str
     ir: str
@@ -75,16 +76,18 @@ class FrontendResult:
     kernel_args: Tuple[str, ...]
     kernel_type: str
     sites: Tuple[str, ...] = ()  # "file:line" of each statement the source's site markers name (name_sites)
+    npu_arch: int = socs.DEFAULT_NPU_ARCH
 
     def to_json(self) -> Dict[str, Any]:
         return {"kernel_name": self.kernel_name, "ir": self.ir, "source": self.source, "ir_hash": self.ir_hash,
                 "params": list(self.params), "kernel_args": list(self.kernel_args), "kernel_type": self.kernel_type,
-                "sites": list(self.sites)}
+                "sites": list(self.sites), "npu_arch": self.npu_arch}
 
     @classmethod
     def from_json(cls, data: Dict[str, Any]) -> "FrontendResult":
         return cls(data["kernel_name"], data["ir"], data["source"], data["ir_hash"],
-                   tuple(data["params"]), tuple(data["kernel_args"]), data["kernel_type"], tuple(data["sites"]))
+                   tuple(data["params"]), tuple(data["kernel_args"]), data["kernel_type"], tuple(data["sites"]),
+                   int(data["npu_arch"]))
 
 
 def _param(name: str, spec: Dict[str, Any], defs: structs.Definitions) -> Dict[str, Any]:
@@ -154,7 +157,8 @@ def specialization(bundle: KernelBundle, args: Sequence[ArgSpec]) -> Dict[str, A
     return spec
 
 
-RESULT_FORMAT = 3  # of FrontendResult's JSON: 2 added kernel_type, 3 sites (a cached older result lacks them)
+# of FrontendResult's JSON: 2 added kernel_type, 3 sites, 4 npu_arch (a cached older result lacks them)
+RESULT_FORMAT = 4
 
 
 def memo_key(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any], soc: str | None = None) -> str:
@@ -657,4 +661,5 @@ def run(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any] |
 
     params = tuple(_param(name, spec_args[name], defs) for name in runtime_args)
     return FrontendResult(kernel_name=kernel.fn.__name__, ir=ir_text, source=source, ir_hash=stripped_hash,
-                          params=params, kernel_args=kernel_args, kernel_type=kernel_type, sites=tuple(sites))
+                          params=params, kernel_args=kernel_args, kernel_type=kernel_type, sites=tuple(sites),
+                          npu_arch=socs.npu_arch(platform.value))

@@ -37,10 +37,10 @@ def get_target(name: str) -> Target:
 
 def artifact_key(toolchain_id: str, result: FrontendResult, caches: str = "") -> str:
     """Computed by the caller (the broker) over what is really built, never taken from a stage: the
-    exact Ascend C source, the symbol the runner loads and the toolchain. `caches`: whose caches
+    exact Ascend C source, the symbol the runner loads, the NPU arch it is built for and the toolchain. `caches`: whose caches
     (a tenant's, or the group it shares them with): a hit never tells one tenant what another built."""
     built = json.dumps({"toolchain": toolchain_id, "kernel": result.kernel_name, "source": result.source,
-                        "kernel_type": result.kernel_type, "caches": caches}, sort_keys=True)
+                        "kernel_type": result.kernel_type, "npu_arch": result.npu_arch, "caches": caches}, sort_keys=True)
     return "artifact-" + hashlib.sha256(built.encode()).hexdigest()
 
 
@@ -86,7 +86,7 @@ def build(bundle: KernelBundle, args: Sequence[ArgSpec], target: Target, fronten
         cache["build"] = "hit"
     else:
         try:
-            artifact = target.toolchain.build(result.source, result.kernel_name, result.kernel_type)
+            artifact = target.toolchain.build(result.source, result.kernel_name, result.kernel_type, result.npu_arch)
         except KernelError as e:
             raise _named(e, result) from None
         artifact_cache.put(key, artifact)

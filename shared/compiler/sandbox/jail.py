@@ -11,6 +11,7 @@ import subprocess
 import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from .. import socs
 from ..errors import KernelError, Kind
 from . import bwrap
 from .framing import MAX_BLOB_BYTES, MAX_HEADER_BYTES, Sink, read_message, read_streamed, write_message
@@ -196,5 +197,6 @@ class JailedToolchain:
     def warm(self) -> None:
         self.toolchain.warm()
 
-    def build(self, source: str, kernel_name: str, kernel_type: str = "AIV_ONLY") -> bytes:
+    def build(self, source: str, kernel_name: str, kernel_type: str = "AIV_ONLY",
+              npu_arch: int = socs.DEFAULT_NPU_ARCH) -> bytes:
         raise NotImplementedError

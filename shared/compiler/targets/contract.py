@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Dict, List, Optional, Protocol, Sequence
 
-from .. import frontend
+from .. import frontend, socs
 from ..errors import BuildError, KernelError, KernelRuntimeError
 
 # pyasc's KernelType names (asc.runtime.config): which cores each block of a launch runs
@@ -68,10 +68,13 @@ def compiler_diagnostics(stderr: str, folder: str) -> str:
 
 class Toolchain:
     """Ascend C source -> an artifact its target's Runner loads. `id` names the artifact cache's
-    namespace: target, compiler version, flags (anything that changes the binary)."""
+    namespace: target, compiler version, flags (anything that changes the binary). `build`'s
+    `npu_arch`: the `__NPU_ARCH__` of the SOC the source was generated for (socs.py), which the
+    artifact key carries besides this id."""
     id: str
 
-    def build(self, source: str, kernel_name: str, kernel_type: str = "AIV_ONLY") -> bytes:
+    def build(self, source: str, kernel_name: str, kernel_type: str = "AIV_ONLY",
+              npu_arch: int = socs.DEFAULT_NPU_ARCH) -> bytes:
         raise NotImplementedError
 
     def warm(self) -> None:

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Dict, List, Mapping, Tuple
 
+from ... import socs
 from ...errors import BuildError
 from ...sandbox import confine
 from ...sandbox.framing import MAX_HEADER_BYTES, read_message, write_message
@@ -48,11 +49,13 @@ class JailedCannToolchain(JailedToolchain):
     """CannToolchain.build in a fresh jail (`serve_build`): bisheng reads the kernel's C++ there,
     never in the broker. Nothing to warm: pyasc's Compiler starts anew in each build's jail."""
 
-    def build(self, source: str, kernel_name: str, kernel_type: str = "AIV_ONLY") -> bytes:
+    def build(self, source: str, kernel_name: str, kernel_type: str = "AIV_ONLY",
+              npu_arch: int = socs.DEFAULT_NPU_ARCH) -> bytes:
         ro, environment = jail_view(os.environ)
         stage = PythonJail(f"cann-build:{self.toolchain.soc}", self.limits, ro, (), environment)
         try:
-            reply, blobs = stage.request({"source": source, "kernel_name": kernel_name, "kernel_type": kernel_type},
+            reply, blobs = stage.request({"source": source, "kernel_name": kernel_name, "kernel_type": kernel_type,
+                                          "npu_arch": npu_arch},
                                          [], self.deadline.left(),
                                          MAX_HEADER_BYTES + MAX_ARTIFACT_BYTES)
         except JailTimeout:
@@ -77,7 +80,7 @@ def serve_build(limits: Dict[str, int], soc: str) -> None:
     header, _ = read_message(STDIN, cap=BROKER_REQUEST_CAP)
     try:
         reply, blobs = {"ok": True}, [CannToolchain(soc).build(str(header["source"]), str(header["kernel_name"]),
-                                                                str(header["kernel_type"]))]
+                                                                str(header["kernel_type"]), int(header["npu_arch"]))]
     except BaseException as e:  # noqa: BLE001 - everything becomes the answer
         reply, blobs = error_reply(e), []
     write_message(STDOUT, reply, blobs)

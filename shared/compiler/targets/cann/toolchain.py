@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Dict, Sequence, Tuple
 
-from ... import frontend
+from ... import frontend, socs
 from ...errors import BuildError, KernelError, KernelRuntimeError
 from ...settings import HostSettings
 from ..contract import Toolchain, compiler_diagnostics
@@ -105,11 +105,19 @@ class CannToolchain(Toolchain):
     def id(self) -> str:
         return toolchain_id(self.cann_version, self.bisheng_version, self.arch, self.flags)
 
-    def build(self, source: str, kernel_name: str, kernel_type: str = "AIV_ONLY") -> bytes:
+    def check_arch(self, npu_arch: int) -> None:
+        """bisheng builds for this toolchain's SOC only: source generated for another arch is refused."""
+        if npu_arch != socs.npu_arch(self.soc):
+            raise BuildError(f"the source was generated for __NPU_ARCH__ {npu_arch}, this toolchain builds for "
+                             f"{self.soc} ({socs.npu_arch(self.soc)})")
+
+    def build(self, source: str, kernel_name: str, kernel_type: str = "AIV_ONLY",
+              npu_arch: int = socs.DEFAULT_NPU_ARCH) -> bytes:
         from asc.lib import runtime as rt
         from asc.runtime.compiler import CompileOptions, Compiler
         from asc.runtime.config import KernelType, Platform
         self.check_kernel(kernel_name, kernel_type)
+        self.check_arch(npu_arch)
         rt.set_soc_version(Platform(self.soc))
         compiler = Compiler(CompileOptions(kernel_type=KernelType[kernel_type]))
         # what Compiler.run does after the translation (the frontend ran that part)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Dict, Sequence
 
+from ... import frontend
+from ...socs import modelled
 from ..contract import PYASC_KERNEL_TYPES, Target
 from .jailed import JailedCpuToolchain, JailedRunners
 from .runner import CpuRunner
@@ -16,8 +18,10 @@ class CpuTarget(Target):
     kernel_types = PYASC_KERNEL_TYPES
 
     def __init__(self, limits: Dict[str, int] | None = None, runs: bool = True, socs: Sequence[str] = ()):
-        # `runs`, `socs`: a build-only worker needs no device, and the cpu target has none to ask
+        # `runs`: a build-only worker needs no device, and the cpu target has none to ask. `socs`:
+        # the operator's (--soc), which the worker serves instead of every SOC the runtime models
         self.compiler = CpuToolchain()
+        self.socs = list(socs)
         if limits is None:
             self.toolchain, self.runner = self.compiler, CpuRunner()
         else:  # a fresh jail per build; a warm run jail per tenant
@@ -25,5 +29,6 @@ class CpuTarget(Target):
 
     def capabilities(self) -> dict:
         # the pipe model: the hazard check and the modeled timeline (runtime/ascrun/pipes/)
+        # socs: by default every SOC of the installed pyasc whose NPU arch the runtime models (socs.py)
         return dict(super().capabilities(), toolchain=self.compiler.compiler_version, hazards_checked=True,
-                    cost_model="910B-class")
+                    cost_model="910B-class", socs=self.socs or modelled(frontend.known_socs()))

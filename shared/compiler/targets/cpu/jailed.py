@@ -14,6 +14,7 @@ from typing import Any, Dict, List
 
 import numpy as np
 
+from ... import socs
 from ...errors import KernelError
 from ...sandbox import confine, probes
 from ...sandbox.bwrap import SCRATCH, command, kill, popen, usage
@@ -33,16 +34,17 @@ class JailedCpuToolchain(JailedToolchain):
     """The C++ compile in a fresh jail (its own pid namespace: cc1plus dies with it)."""
     MAX_STDERR = 1 << 20
 
-    def build(self, source: str, kernel_name: str, kernel_type: str = "AIV_ONLY") -> bytes:
+    def build(self, source: str, kernel_name: str, kernel_type: str = "AIV_ONLY",
+              npu_arch: int = socs.DEFAULT_NPU_ARCH) -> bytes:
         unit = self.toolchain.translation_unit(source, kernel_name, kernel_type).encode()
         source_fd = os.memfd_create("kernel.cpp")
         write_all(source_fd, unit)
         os.lseek(source_fd, 0, os.SEEK_SET)
-        compile_ = shlex.join(self.toolchain.command(SCRATCH))
+        compile_ = shlex.join(self.toolchain.command(SCRATCH, npu_arch))
         # the .so comes back over stdout: the broker never opens a path the jail could have planted
         script = f"{compile_} >&2 && exec cat {SCRATCH}/kernel.so"
         filter_fd = confine.build_filter()
-        cmd = command(["/bin/sh", "-c", script], self.toolchain.read_only_paths(),
+        cmd = command(["/bin/sh", "-c", script], self.toolchain.read_only_paths(npu_arch),
                       files=[(source_fd, f"{SCRATCH}/kernel.cpp")], seccomp=filter_fd)
         limits = self.limits
 

@@ -14,6 +14,7 @@ import time
 from functools import cached_property
 from pathlib import Path
 
+from ... import socs
 from ...errors import BuildError
 from ...frontend import site_tokens
 from ...settings import HostSettings
@@ -31,6 +32,15 @@ LINK_FLAGS = ("-fuse-ld=gold",) if shutil.which("ld.gold") else ()
 _KERNEL_CPP_AT = re.compile(r"^kernel\.cpp:([0-9]{1,9}):([0-9]{1,9}): (.*)$")
 _RUNTIME_TYPES = tuple((re.compile(rf"(?:::)?ascrun::detail::Float16<(?:::)?ascrun::detail::{codec}>(?: (?=>))?"), name)
                        for codec, name in (("Binary16Codec", "half"), ("BFloat16Codec", "bfloat16_t")))
+
+
+def arch_flags(npu_arch: int) -> tuple:
+    """What the build defines for a kernel of `npu_arch`: bisheng's `__NPU_ARCH__` (socs.py), from
+    which runtime/ascrun/core/soc.h takes the modelled core's constants."""
+    if npu_arch not in socs.ARCH_NAMES:
+        raise BuildError(f"the cpu runtime models no NPU architecture {npu_arch!r}: it models "
+                         f"{', '.join(f'{a} {n}' for a, n in socs.ARCH_NAMES.items())}")
+    return (f"-D__NPU_ARCH__={npu_arch}",)
 
 
 def runtime_digest(runtime: Path = RUNTIME_DIR) -> str:
@@ -65,16 +75,17 @@ class CpuToolchain(Toolchain):
         parts = [self.target, self.compiler_version, runtime_digest(self.runtime), " ".join(CPU_FLAGS + LINK_FLAGS)]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
-    def _prebuilt(self) -> tuple[Path, list[Path]]:
-        """(folder, objects), built once per toolchain id (and again if a temp cleaner removed
-        them). The folder holds kernel_operator.h.gch: parsing the runtime headers is about 40% of
+    def _prebuilt(self, npu_arch: int = socs.DEFAULT_NPU_ARCH) -> tuple[Path, list[Path]]:
+        """(folder, objects), built once per toolchain id and NPU arch (and again if a temp cleaner
+        removed them). The folder holds kernel_operator.h.gch: parsing the runtime headers is about 40% of
         a kernel's compile; g++ looks for the .gch in each include folder before the header
         itself, and ignores it unless it matches the flags exactly. The objects are the runtime's
         sources (launch/launch.cpp: the launch machinery, otherwise most of every kernel's compile).
         Each file appears atomically, so concurrent builders never see half of one."""
-        folder = runtime_temp_dir() / f"runtime_{self.id[:24]}"
+        # includes name paths from the runtime folder
+        flags = [*(f for f in CPU_FLAGS if f != "-shared"), *arch_flags(npu_arch), "-I", str(self.runtime)]
+        folder = runtime_temp_dir() / f"runtime_{self.id[:24]}_{npu_arch}"
         folder.mkdir(mode=0o755, exist_ok=True)
-        flags = [*(f for f in CPU_FLAGS if f != "-shared"), "-I", str(self.runtime)]  # includes name paths from it
         outputs = [(folder / "kernel_operator.h.gch", ["-x", "c++-header", str(self.runtime / "kernel_operator.h")])]
         outputs += [(folder / f"{src.stem}.o", ["-c", str(src)]) for src in sorted(self.runtime.rglob("*.cpp"))]
         for out, args in outputs:
@@ -88,21 +99,23 @@ class CpuToolchain(Toolchain):
             os.replace(partial, out)
         return folder, [out for out, _ in outputs[1:]]
 
-    def command(self, folder: str) -> list:
-        """The compile of folder/kernel.cpp into folder/kernel.so."""
-        include, objects = self._prebuilt()
+    def command(self, folder: str, npu_arch: int = socs.DEFAULT_NPU_ARCH) -> list:
+        """The compile of folder/kernel.cpp into folder/kernel.so for `npu_arch`."""
+        include, objects = self._prebuilt(npu_arch)
         # the real path: /usr/bin/c++ is a link through /etc/alternatives, outside a jail's view
-        return [os.path.realpath(self.cxx), *CPU_FLAGS, *LINK_FLAGS, "-I", str(include), "-I", str(self.runtime),
+        return [os.path.realpath(self.cxx), *CPU_FLAGS, *arch_flags(npu_arch), *LINK_FLAGS,
+                "-I", str(include), "-I", str(self.runtime),
                 "-o", f"{folder}/kernel.so",
                 f"{folder}/kernel.cpp", *map(str, objects)]
 
-    def read_only_paths(self) -> list:
+    def read_only_paths(self, npu_arch: int = socs.DEFAULT_NPU_ARCH) -> list:
         """What the compile reads besides /usr: the runtime's sources and prebuilt folder."""
-        return [str(self.runtime), str(self._prebuilt()[0])]
+        return [str(self.runtime), str(self._prebuilt(npu_arch)[0])]
 
     def warm(self) -> None:
-        """The prebuilt runtime, built once before the first job."""
-        self._prebuilt()
+        """The prebuilt runtime of each modelled arch, built once before the first job."""
+        for npu_arch in socs.ARCH_NAMES:
+            self._prebuilt(npu_arch)
 
     @classmethod
     def translation_unit(cls, source: str, kernel_name: str, kernel_type: str) -> str:
@@ -115,13 +128,14 @@ class CpuToolchain(Toolchain):
                           f"the cpu runtime lacks, or is invalid):\n"
                           f"{compiler_diagnostics(kernel_diagnostics(stderr, folder, source), folder)}")
 
-    def build(self, source: str, kernel_name: str, kernel_type: str = "AIV_ONLY") -> bytes:
+    def build(self, source: str, kernel_name: str, kernel_type: str = "AIV_ONLY",
+              npu_arch: int = socs.DEFAULT_NPU_ARCH) -> bytes:
         unit = self.translation_unit(source, kernel_name, kernel_type)
         _remove_stale_builds()
         with tempfile.TemporaryDirectory(prefix="build_", dir=private_temp_dir()) as tmp:
             (Path(tmp) / "kernel.cpp").write_text(unit)
             try:
-                proc = subprocess.run(self.command(tmp), capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
+                proc = subprocess.run(self.command(tmp, npu_arch), capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
                                       cwd=tmp)
             except subprocess.TimeoutExpired:
                 raise BuildError(f"the C++ build of '{kernel_name}' took longer than {BUILD_TIMEOUT_S} s") from None

@@ -8,6 +8,7 @@
 #include "ascrun/core/tensor.h"
 #include "ascrun/core/sys_var.h"
 #include "ascrun/sync/intra_core.h"
+#include "ascrun/sync/buf_id.h"
 #include "ascrun/sync/cross_core.h"
 #include "ascrun/vector/data_copy.h"
 #include "ascrun/cube/data_copy.h"

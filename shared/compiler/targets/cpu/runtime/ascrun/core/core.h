@@ -28,6 +28,7 @@
 
 #include "ascrun/core/half.h"
 #include "ascrun/core/site.h"
+#include "ascrun/core/soc.h"
 #include "ascrun/launch/report.h"
 #include "ascrun/pipes/model.h"
 #include "ascrun/pipes/trace.h"
@@ -81,8 +82,7 @@ enum CoreType : int32_t { AIC = 1, AIV = 2 };
 
 namespace ascrun {
 
-// ---- limits of the modelled core (Atlas A2/A3 vector core) ----------------------------------------
-constexpr uint32_t kUbBytes = 196608;      // 192 KiB Unified Buffer per block
+// ---- limits of the modelled core (its sizes: core/soc.h, by __NPU_ARCH__) ---------------------------
 constexpr uint32_t kUbAlign = 32;          // UB operand start addresses: 32-byte aligned
 constexpr uint32_t kUbAllocAlign = 64;     // alignment of the host allocation backing the UB
 constexpr uint8_t kUbPoison = 0xA5;        // fill of a fresh UB (the hardware leaves it undefined)
@@ -91,15 +91,11 @@ constexpr uint32_t kHardEventCount = 35;   // values of AscendC::HardEvent
 constexpr uint32_t kMaxConcurrentBlocks = 64;
 constexpr uint32_t kPositionSlots = 32;    // > the values of AscendC::TPosition (core/tensor.h checks)
 
-// ---- the cube core's local memories (Atlas A2/A3 AI Cube core) -------------------------------------
+// ---- the cube core's local memories: L1 (TPosition A1, B1, C1), L0A (A2), L0B (B2), L0C (CO1) ------
 // Each block has them besides its Unified Buffer, allocated on first use (BlockContext::local_memory),
-// so a vector-only launch pays nothing for them.
+// so a vector-only launch pays nothing for them. Their sizes: core/soc.h.
 enum class Memory : uint8_t { UB, L1, L0A, L0B, L0C };
 constexpr uint32_t kCubeMemoryCount = 4;  // L1, L0A, L0B, L0C
-constexpr uint32_t kL1Bytes = 524288;     // 512 KiB L1 Buffer (TPosition A1, B1, C1)
-constexpr uint32_t kL0ABytes = 65536;     // 64 KiB L0A Buffer (A2)
-constexpr uint32_t kL0BBytes = 65536;     // 64 KiB L0B Buffer (B2)
-constexpr uint32_t kL0CBytes = 131072;    // 128 KiB L0C Buffer (CO1)
 
 constexpr uint32_t memory_bytes(Memory m) {
     return m == Memory::UB ? kUbBytes : m == Memory::L1 ? kL1Bytes : m == Memory::L0A ? kL0ABytes
@@ -259,6 +255,17 @@ private:
 };
 
 // Per-block state. The API headers keep their own sections here so that a block is self-contained.
+// sync/buf_id.h: get_buf/rls_buf buffer IDs 0..31 (asc-devkit docs/zh/api/SIMD-API/C-API/sync/
+// asc_lock.md: mutex_id in [0, 31]) and what one of a block's IDs is at.
+constexpr int32_t kBufIdCount = 32;
+struct BufIdState {
+    int8_t holder = -1;         // the pipes::Pipe whose get_buf holds it (no rls_buf yet); -1: free
+    bool non_blocking = false;  // the holder's get_buf mode (its rls_buf must match)
+    bool released = false;      // an rls_buf released it: `release` is that signal
+    Site site;                  // the kernel's statement of its last get_buf or rls_buf
+    pipes::Stamp release;
+};
+
 struct BlockContext {
     LaunchContext* launch = nullptr;
     // The core: its type, GetBlockIdx (a vector core of a 1:2 mixed block b is 2b + sub_block_idx),
@@ -298,6 +305,8 @@ struct BlockContext {
     // The user tag (LocalTensor::SetUserTag) of each TQue/TBuf buffer, indexed by BufTag::handle;
     // TPipe::InitBuffer sets it to -1, as on the device. Handle 0: none.
     std::vector<int32_t> user_tags = std::vector<int32_t>(1, 0);
+    // sync/buf_id.h: each get_buf/rls_buf buffer ID's holder and last release.
+    BufIdState buf_ids[kBufIdCount];
     // Tensors allocated and not freed, per TPosition, across its queues (at most 8 on Atlas A2/A3).
     uint8_t allocated_on[kPositionSlots] = {};
     // TPipe::AllocEventID: bit i of event_ids_allocated[e] is event ID i of HardEvent e, held until

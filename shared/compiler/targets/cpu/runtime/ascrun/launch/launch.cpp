@@ -95,6 +95,7 @@ void run_core(LaunchContext& lc, const Core& core, CoreGroup* group, uint8_t* ub
         if (lc.models_pipes()) ctx.pipes.reset(new pipes::PipeModel(lc.hazards()));
         invoke(args);
         sync::check_block_end(ctx);
+        sync::check_buf_ids_at_end(ctx);
         ended = true;
     } catch (const Aborted&) {
         // another core failed first

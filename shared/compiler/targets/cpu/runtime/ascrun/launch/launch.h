@@ -29,7 +29,7 @@
 //       hazards: 0 off, 1 warn, 2 fault: what the pipe model's races and sync-hygiene findings are
 //       (pipes/hazards.h). model: 1 to return the modeled timeline (report model and trace), else 0.
 //       Runs blocks 0..core_num-1, each core of a block (one AIV, one AIC, or for a mixed kernel type
-//       an AIC and one or two AIVs, all at once) on a thread with its own 192 KiB Unified Buffer; joins
+//       an AIC and one or two AIVs, all at once) on a thread with its own Unified Buffer (core/soc.h kUbBytes); joins
 //       them and returns 0; or 1 with the first fault ("block N: ...") in err (NUL-terminated,
 //       truncated to err_cap bytes); or 2 with a message if the call itself is invalid.
 //       With 0 or 1, *report holds what the blocks printed (printf, DumpTensor: launch/report.h, in block

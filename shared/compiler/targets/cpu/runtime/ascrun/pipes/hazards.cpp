@@ -5,6 +5,8 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "ascrun/core/soc.h"
+
 namespace ascrun {
 namespace pipes {
 namespace {
@@ -115,7 +117,8 @@ bool HazardCheck::check(Pipe p, uint16_t site, uint32_t memory, uint64_t addr, u
         found->key_operand = intern(std::string(prior + 1) + before + site_wheres_[c.site]);
         found->message = cur + verb + kMemoryNames[memory] + " [" + hex(r->first) + ", " + hex(end) + ")" + prior +
                          before + site_wheres_[c.site] + " with no " + pipe_name(static_cast<Pipe>(c.pipe)) + "->" + pipe_name(p) +
-                         " flag between them";
+                         (kNpuArch == 3510 ? " flag or get_buf/rls_buf pair of one buffer ID between them"
+                                           : " flag between them");
     }
     const uint32_t epoch = clock_[i][i];
     if (write) {  // one range, this write
