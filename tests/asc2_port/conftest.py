@@ -111,7 +111,8 @@ KNOWN = {
         f"{LACKS} AscendC::Divs", "error: 'Divs' is not a member of 'AscendC'"),
     ("test_ops_binary_ops.py::test_binary_operations[*-torch.bfloat16]", SOC950): (A2_LIMITS_WHY, A2_LIMITS),
     **{(f"test_ops_binary_ops.py::test_binary_operations[{op}-{form}-torch.{dtype}]", SOC950):
-       (COUNT_950_WHY, COUNT_950) for op in ("add", "mul", "maximum", "minimum") for form in ("VS", "SV") for dtype in ("float32", "int32")},
+       (COUNT_950_WHY, COUNT_950)
+       for op in ("add", "mul", "maximum", "minimum") for form in ("VS", "SV") for dtype in ("float32", "int32")},
     **{(f"test_ops_binary_ops.py::test_binary_operations[{op}-VS-torch.int32]", SOC950): (COUNT_950_WHY, COUNT_950)
        for op in ("left_shift", "right_shift")},
     ("test_ops_where.py::test_where_ops[*-torch.bfloat16]", SOC950): (A2_LIMITS_WHY, A2_LIMITS),
