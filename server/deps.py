@@ -30,11 +30,13 @@ class Service:
     admission: Admission
 
 
-def service(request: Request) -> Service:
+# The dependencies are coroutines though they never wait: FastAPI runs a plain function in its
+# thread pool, two thread hops a request, whose threads then hold the GIL from the event loop.
+async def service(request: Request) -> Service:
     return request.app.state.service
 
 
-def tenant(request: Request) -> Tenant:
+async def tenant(request: Request) -> Tenant:
     """The caller, found by the edge (edge.py) from its bearer token before the body was read."""
     found = getattr(request.state, "tenant", None)
     if found is None:  # a public path's route asked who calls: none without a valid token

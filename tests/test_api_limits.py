@@ -193,6 +193,22 @@ def test_small_tensors_travel_inline_both_ways(client):
     assert [r.split()[0] for r in requests] == ["POST"], requests  # no upload, no download
 
 
+@pytest.mark.unit
+def test_inline_tensors_stay_under_their_total():
+    """A submission's JSON is parsed on the API's one core: tensors go inline only while their bytes
+    stay under INLINE_TOTAL_BYTES in all, the rest as blobs, so a launch's body fits a tenant's
+    max_request_bytes (4 MiB by default) whatever its argument count."""
+    from ascrun.args import prepare
+    from ascrun.service.submission import INLINE_TOTAL_BYTES, job_arguments
+    from ascrun.server.tenants import Limits
+    tensors = [np.full(INLINE_BYTES // 4, i + 1, np.float32) for i in range(40)]  # 2.5 MiB, 64 KiB each
+    args, blobs = job_arguments(prepare([f"t{i}" for i in range(40)], tensors))
+    inline = [a for a in args if "data" in a]
+    assert len(inline) == INLINE_TOTAL_BYTES // INLINE_BYTES and len(blobs) == 40 - len(inline)
+    assert all(a["blob"] in blobs for a in args if "data" not in a)
+    assert len(json.dumps(args)) < Limits().max_request_bytes // 2
+
+
 def test_zero_filled_tensors_are_not_sent_whatever_their_size(client):
     """An all-zero tensor (an output buffer, usually) travels as `zeros`: a 128 KiB one needs no
     upload; -0.0 is not zeros (its bytes differ), so a kernel still sees its sign."""

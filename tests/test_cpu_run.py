@@ -191,8 +191,8 @@ def test_toolchain_prebuilds_the_runtime_in_a_folder_only_this_user_writes(tmp_p
     assert stat.S_IMODE(folder.stat().st_mode) == 0o755
     assert sorted(p.name for p in runtime.iterdir()) == ["binary.o", "core.o", "cross_core.o", "data_copy.o",
                                                          "hazards.o", "kernel_operator.h.gch", "launch.o", "mask.o",
-                                                         "model.o", "report.o", "tensor.o", "timeline.o", "tpipe.o",
-                                                         "trace.o"]
+                                                         "model.o", "registers.o", "report.o", "tensor.o", "timeline.o",
+                                                         "tpipe.o", "trace.o"]
 
 
 def test_toolchain_refuses_a_prebuilt_runtime_folder_others_can_write(tmp_path, monkeypatch):

@@ -13,6 +13,8 @@ from ..compiler.errors import KernelError, Kind
 from ..compiler.targets.contract import check_bounds, check_hazards
 
 INLINE_BYTES = 64 << 10  # tensors up to this size travel inside the submission (the service's store.jobs.INLINE_BYTES)
+INLINE_TOTAL_BYTES = 1 << 20  # ... while the submission's inline tensors stay under this (a tenant's
+# max_request_bytes, 4 MiB by default, bounds the JSON the API parses); the others are uploaded
 DEFAULT_JOB_TIMEOUT_S = 600  # what a result waits for a job that names no timeout
 WAIT_MARGIN_S = 60  # beyond the job's own timeout, for queueing
 
@@ -66,15 +68,16 @@ def with_benchmark(job: Submission, policy: Optional[Dict[str, Any]], compare: O
 def job_arguments(host: HostArgs) -> Tuple[List[Dict[str, Any]], Dict[str, bytes]]:
     """The job's argument JSON (small tensors inline, all-zero ones as `zeros`), and the bytes of
     each tensor blob by digest."""
-    args, blobs = [], {}
+    args, blobs, inline = [], {}, 0
     for spec, (name, value) in zip(host.specs, host.values.items()):
         if spec.kind == "tensor":
             arg = {"kind": "tensor", "dtype": spec.dtype, "shape": list(value.shape)}
             data = value.tobytes()
             if not np.frombuffer(data, np.uint8).any():  # bytes, not values: -0.0 is not zeros
                 arg["zeros"] = True
-            elif value.nbytes <= INLINE_BYTES:
+            elif value.nbytes <= INLINE_BYTES and inline + value.nbytes <= INLINE_TOTAL_BYTES:
                 arg["data"] = base64.b64encode(data).decode()
+                inline += value.nbytes
             else:
                 arg["blob"] = hashlib.sha256(data).hexdigest()
                 blobs[arg["blob"]] = data

@@ -107,7 +107,7 @@ def router(settings: ServiceSettings) -> APIRouter:
         """Your most recent jobs, newest first, each as its summary (JobSummary, a few hundred bytes at
         most): no log, outputs, warnings or model; GET /v1/jobs/{id} and its sub-resources have them."""
         if every_tenant:
-            operator(who)
+            await operator(who)
             # each tenant's newest `limit`, then the newest `limit` of those
             jobs = [job for name in svc.tenants.names() for job in await svc.job_reader.summaries(name, limit)]
             jobs = sorted(jobs, key=lambda job: job.get("created_at", 0), reverse=True)[:limit]

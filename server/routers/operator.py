@@ -22,7 +22,7 @@ from ..tenants import Tenant
 router = APIRouter(tags=["service"])
 
 
-def operator(who: Tenant = Depends(tenant)) -> Tenant:
+async def operator(who: Tenant = Depends(tenant)) -> Tenant:
     """The caller, if it is an operator; else 403."""
     if not who.operator:
         raise ApiError(Kind.UNAUTHORIZED, f"tenant {who.name!r} is not an operator: only a tenant marked "

@@ -55,8 +55,6 @@ COUNT_950_WHY = (f"{ON_950} faults a tile-scalar op's count form with isSetMask 
                  "Atlas A2 (whether the C310 needs SetMaskCount there is open)")
 COUNT_950 = re.compile(r"(Adds|Muls|Maxs|Mins|ShiftLeft|ShiftRight): the count form with isSetMask = false takes "
                        r"its element count from the mask register in counter mode")
-REG_API = f"{LACKS} the register API that vf_fusion emits (__VEC_SCOPE__, RegTensor, ...)"
-VEC_SCOPE = "error: '__VEC_SCOPE__' was not declared in this scope"
 COMPARE_950_WHY = (f"{ON_950} takes Compare's count form in 256-byte repeats, as on Atlas A2, so a 32-element tile "
                    "is read past its end")
 # (file::case pattern without the SOC, SOC or ANY_SOC) -> (why, the error's first line as it must begin, or a
@@ -100,8 +98,6 @@ KNOWN = {
     ("test_matmul_*.py::*", SOC950): (
         f"{LACKS} the C310 cube API (LoadData with LoadData2DParamsV2, Fixpipe with FixpipeParamsC310)",
         "error: 'LoadData2DParamsV2' is not a member of 'AscendC'"),
-    ("test_vmuladd.py::test_vmuladd", SOC950): (REG_API, VEC_SCOPE),
-    ("test_softmax.py::test_softmax", SOC950): (REG_API, VEC_SCOPE),
     ("test_gelu.py::test_gelu[*]", SOC950): (COUNT_950_WHY, COUNT_950),
     ("test_ops_unary_ops.py::test_unary_operations[negative]", SOC950): (COUNT_950_WHY, COUNT_950),
     ("test_leaky_relu.py::test_leaky_relu", SOC950): (A2_LIMITS_WHY, A2_LIMITS),
