@@ -79,9 +79,11 @@ test-pythons:
 # asctile's, bfloat16 tensors' and the Ascend 950's (the nightly's alone; they skip on 1.1.1), which run
 # whole here.
 NIGHTLY_TESTS := $(PYTHON_FACING_TESTS) tests/test_cpu_run.py tests/test_asctile.py tests/test_bf16_args.py \
-	tests/test_soc950.py tests/test_vf_fusion.py tests/asc2_port
-NIGHTLY_SERVICE_TESTS := tests/test_asctile.py tests/test_bf16_args.py tests/test_asctile_exec.py tests/test_soc950.py \
-	tests/asc2_port/test_through_the_pool.py
+	tests/test_soc950.py tests/test_vf_fusion.py tests/test_cann.py tests/test_python_lines.py
+NIGHTLY_SERVICE_TESTS := tests/test_asctile.py tests/test_bf16_args.py tests/test_asctile_exec.py tests/test_soc950.py
+# pyasc's asc2 tests ported to asctile (tests/asc2_port), on both SOCs
+NIGHTLY_TESTS += tests/asc2_port
+NIGHTLY_SERVICE_TESTS += tests/asc2_port/test_through_the_pool.py
 
 # --clear: on a venv made before, the first install would put pyasc 1.1.1's files over the nightly's
 # (one `asc` package) and the uninstall then delete them, leaving an `asc` without asc.language.

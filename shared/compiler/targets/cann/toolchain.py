@@ -88,8 +88,9 @@ class CannToolchain(Toolchain):
             probe = Compiler()
         except RuntimeError as e:  # bisheng or ld.lld not found
             raise KernelError(f"pyasc's compiler cannot start: {e}", kind="unavailable") from None
-        self.bisheng, self.platform = probe.compiler, probe.platform
-        targets = [CompilationTarget.get(KernelType[t], probe.platform) for t in KERNEL_TYPES]
+        # what pyasc's Compiler builds for: pyasc 1.1.1 says it as `platform`, the nightly as `arch`
+        self.bisheng, self.platform = probe.compiler, getattr(probe, "arch", None) or probe.platform
+        targets = [CompilationTarget.get(KernelType[t], self.platform) for t in KERNEL_TYPES]
         self.arch = ",".join(sorted({a for t in targets for a in (t.common_arch, t.vec_arch, t.cube_arch) if a}))
         self.flags = [*targets[0].common_options, f"-O{probe.options.opt_level}",
                       f"auto_sync={probe.options.auto_sync}", f"ASCENDC_DUMP={HostSettings.from_env().ascendc_dump}",
