@@ -141,7 +141,8 @@ WRONG_RESULTS = {
     **{(f"test_ops_where.py::test_where_scalar_ops[*-torch.{dtype}]", SOC950): (
         f"{ON_950} gives wrong results for where(cmp(x, scalar), 0, 1): CompareScalar(dst, src, scalar, mode, 32) "
         "then Select(..., VSEL_TENSOR_TENSOR_MODE, 32) yields a fixed 0/1 pattern whatever x is: the mask bits are "
-        "0xA5, the UB poison (core.h kUbPoison), so Select reads mask bytes CompareScalar never wrote") for dtype in ("float16", "float32")},
+        "0xA5, the UB poison (core.h kUbPoison), so Select reads mask bytes CompareScalar never wrote")
+       for dtype in ("float16", "float32")},
 }
 
 
