@@ -12,7 +12,7 @@ from .compiler import structs
 from .compiler.bundle import KernelBundle, collect
 from .compiler.errors import KernelError, Kind
 from .compiler.frontend import ArgSpec, constexpr_params, param_annotations, param_names
-from .launch_checks import (BITS, annotation_problem, count_problem, scalar_problem, string_problem,
+from .launch_checks import (BITS, annotation_problem, count_problem, scalar_problem, constexpr_only_problem,
                             tensor_dtype_problem)
 
 
@@ -81,6 +81,12 @@ def _as_array(name: str, value: Any) -> Any:
     return value
 
 
+def _is_pyasc_dtype(value: Any) -> bool:
+    """asc.float16, asctile.float32, ...: pyasc's DataType (known by its class, pyasc need not be here)."""
+    kind = type(value)
+    return (kind.__module__, kind.__name__) == ("asc.language.core.dtype", "DataType")
+
+
 def _dtype_name(value: Any, array: np.ndarray) -> str:
     """The dtype a tensor argument is named by: the caller's own for bfloat16 (`array` holds its bits)."""
     if _is_torch_tensor(value):
@@ -99,7 +105,7 @@ def launch_args(kernel: Any, args: Sequence[Any]) -> Tuple[KernelBundle, HostArg
     host = prepare(names, args)
     constexprs = constexpr_params(bundle)
     for name, annotation, spec in zip(names, param_annotations(bundle), host.specs):
-        problem = (string_problem(name, constexprs) if spec.kind == "scalar" and spec.dtype == "str" else None) or \
+        problem = (constexpr_only_problem(name, spec.dtype, constexprs) if spec.kind == "scalar" else None) or \
             annotation_problem(bundle.entry, name, annotation, spec.kind, spec.dtype, spec.value)
         if problem:
             raise KernelError(problem, kind=Kind.BAD_REQUEST)
@@ -122,6 +128,12 @@ def prepare(names: Sequence[str], args: Sequence[Any]) -> HostArgs:
         elif isinstance(value, (bool, int, float, str)):  # str: ConstExpr only
             host.specs.append(ArgSpec("scalar", type(value).__name__, value))
             host.values[name] = value
+        elif isinstance(value, (tuple, list)):  # a shape: ConstExpr only
+            host.specs.append(ArgSpec("scalar", "tuple", [int(v) if isinstance(v, np.integer) else v for v in value]))
+            host.values[name] = tuple(host.specs[-1].value)
+        elif _is_pyasc_dtype(value):  # ConstExpr only
+            host.specs.append(ArgSpec("scalar", "dtype", value.name))
+            host.values[name] = value
         elif isinstance(value, np.generic) and value.dtype.kind in "biuf":
             host.specs.append(ArgSpec("scalar", value.dtype.name, value.item()))
             host.values[name] = value.item()
@@ -131,8 +143,8 @@ def prepare(names: Sequence[str], args: Sequence[Any]) -> HostArgs:
             host.values[name] = host.specs[-1].value
         else:
             raise KernelError(f"argument '{name}' is a {type(value).__name__}: pass numpy arrays, torch CPU "
-                              "tensors, Python/numpy scalars, pyasc Structs or (for ConstExpr) strings",
-                              kind=Kind.BAD_REQUEST)
+                              "tensors, Python/numpy scalars, pyasc Structs or (for ConstExpr) strings, tuples "
+                              "of ints and pyasc dtypes", kind=Kind.BAD_REQUEST)
         spec = host.specs[-1]
         problem = scalar_problem(spec.dtype, spec.value) if spec.kind == "scalar" else None
         if problem:

@@ -16,7 +16,12 @@ NUMPY_DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "
 # uint16 array, under its own name wherever the dtype is named.
 BITS = {"bfloat16": "uint16"}
 TENSOR_DTYPES = NUMPY_DTYPES + tuple(BITS)
-SCALAR_DTYPES = ("int", "float", "bool", "str") + NUMPY_DTYPES  # int: a Python int
+# str, tuple and dtype: a ConstExpr's alone (they specialize the kernel): a string, a shape (a
+# tuple of ints) and one of pyasc's dtypes by name (asc.float16, asctile.float32)
+CONSTEXPR_ONLY = {"str": "a string", "tuple": "a tuple", "dtype": "a pyasc dtype"}
+SCALAR_DTYPES = ("int", "float", "bool") + tuple(CONSTEXPR_ONLY) + NUMPY_DTYPES  # int: a Python int
+MAX_TUPLE_ITEMS = 32  # a shape's dimensions, as a tensor's
+CONSTEXPR_DTYPES = tuple(d for d in TENSOR_DTYPES if d != "bool")  # pyasc's names (it has no bool)
 # A Python int goes to a kernel parameter of up to 64 bits, signed or unsigned (a uint64_t mask is
 # passed as an int): the runner checks it against the parameter's own type.
 PYTHON_INT = (-2 ** 63, 2 ** 64 - 1)
@@ -47,6 +52,15 @@ def scalar_problem(dtype: str, value: Any) -> Optional[str]:
     number (NaN and infinities too, as a Python float can be), bool true or false, str a string."""
     if dtype == "str":
         return None if isinstance(value, str) else f"got {value!r}, not a string"
+    if dtype == "dtype":
+        return None if value in CONSTEXPR_DTYPES else f"got {value!r}, not one of {', '.join(CONSTEXPR_DTYPES)}"
+    if dtype == "tuple":
+        if not isinstance(value, (list, tuple)) or len(value) > MAX_TUPLE_ITEMS:
+            return f"got {_shown(value)}, not a list of at most {MAX_TUPLE_ITEMS} integers"
+        return next((f"item {i}: {problem}" for i, problem in enumerate(scalar_problem("int64", v) for v in value)
+                     if problem), None)
+    if not isinstance(value, (bool, int, float, str)):
+        return f"got {_shown(value)}, not {'true or false' if dtype == 'bool' else 'a number'}"
     if dtype == "bool":
         return None if isinstance(value, bool) else f"got {value!r}, not true or false"
     if isinstance(value, (bool, str)):
@@ -62,11 +76,11 @@ def scalar_problem(dtype: str, value: Any) -> Optional[str]:
     return None if low <= value <= high else f"{value} is outside [{low}, {high}]"
 
 
-def string_problem(name: str, constexprs: Collection[str]) -> Optional[str]:
-    """A string argument is only for a ConstExpr parameter (it specializes the kernel)."""
-    if name in constexprs:
+def constexpr_only_problem(name: str, dtype: str, constexprs: Collection[str]) -> Optional[str]:
+    """A string, tuple or dtype argument is only for a ConstExpr parameter (it specializes the kernel)."""
+    if dtype not in CONSTEXPR_ONLY or name in constexprs:
         return None
-    return f"argument '{name}' is a string: only a ConstExpr parameter takes one"
+    return f"argument '{name}' is {CONSTEXPR_ONLY[dtype]}: only a ConstExpr parameter takes one"
 
 
 # What a parameter's annotation lets through (pyasc types a scalar by its value, not by the
@@ -78,6 +92,11 @@ FITTING_DTYPES = {"int": _INTS, "float": ("float", "float16", "float32", "float6
 _SCALAR_ANNOTATION = re.compile(r"(?:\w+\.)*ConstExpr\[(int|float|bool|str)\]|(int|float|bool|str)")
 _TENSOR_ANNOTATION = re.compile(r"(?:\w+\.)*GlobalAddress")
 _SHOWN_CHARS = 40
+
+
+def _shown(value: Any) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= _SHOWN_CHARS else shown[:_SHOWN_CHARS] + "..."
 
 
 def _a(word: str) -> str:
@@ -98,8 +117,7 @@ def annotation_problem(kernel: str, name: str, annotation: str, kind: str, dtype
     if fits:
         return None
     if kind == "scalar":
-        shown = repr(value)
-        got = f"{shown if len(shown) <= _SHOWN_CHARS else shown[:_SHOWN_CHARS] + '...'} ({_a(dtype)})"
+        got = f"{_shown(value)} ({_a(dtype)})"
     else:
         got = f"{_a(dtype)} {kind}"
     return f"argument '{name}' of kernel '{kernel}' is annotated {annotation}: got {got}"

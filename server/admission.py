@@ -15,7 +15,7 @@ from ..compiler import benchmark, structs
 from ..compiler.bundle import KernelBundle
 from ..compiler.errors import BundleRejected, KernelError, Kind
 from ..job_status import JobStatus
-from ..launch_checks import annotation_problem, count_problem, string_problem
+from ..launch_checks import annotation_problem, constexpr_only_problem, count_problem
 from .bundle_checks import BundleChecks, Checked, ChecksSpent
 from .errors import ApiError
 from .models import JobRequest
@@ -72,7 +72,7 @@ class Admission:
             raise ApiError(Kind.BAD_REQUEST, problem, status=400)
         _check_struct_args(body)
         for name, annotation, arg in zip(names, checked.annotations, body.args):
-            problem = (string_problem(name, constexprs) if arg.kind == "scalar" and arg.dtype == "str" else None) \
+            problem = (constexpr_only_problem(name, arg.dtype, constexprs) if arg.kind == "scalar" else None) \
                 or annotation_problem(bundle.entry, name, annotation, arg.kind, arg.dtype, getattr(arg, "value", None))
             if problem:
                 raise ApiError(Kind.BAD_REQUEST, problem)

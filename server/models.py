@@ -12,7 +12,7 @@ from ..compiler import benchmark as bench, structs
 from ..compiler.targets import NAMES as TARGETS
 from ..compiler.targets.contract import BOUNDS, HAZARDS
 from ..job_status import JobStatus
-from ..launch_checks import SCALAR_DTYPES, TENSOR_DTYPES, scalar_problem, storage_dtype
+from ..launch_checks import MAX_TUPLE_ITEMS, SCALAR_DTYPES, TENSOR_DTYPES, scalar_problem, storage_dtype
 from .store.jobs import INLINE_BYTES
 
 Digest = str  # lowercase hex sha256
@@ -107,10 +107,12 @@ class TensorArg(Strict):
 class ScalarArg(Strict):
     """A Python or numpy scalar; `value` must be one of its dtype: int dtypes an integer in range,
     float dtypes any number (NaN and infinities too, as a Python float can be), bool true or false,
-    str a string (for a ConstExpr[str] parameter)."""
+    str a string, tuple a list of integers (a shape), dtype a pyasc dtype's name (the last three for a
+    ConstExpr parameter)."""
     kind: Literal["scalar"]
     dtype: Literal[SCALAR_DTYPES]  # type: ignore[valid-type]
-    value: Union[bool, int, float, Annotated[str, Field(max_length=MAX_LITERAL_CHARS)]]
+    value: Union[bool, int, float, Annotated[str, Field(max_length=MAX_LITERAL_CHARS)],
+                 Annotated[List[Any], Field(max_length=MAX_TUPLE_ITEMS)]]  # a tuple's: scalar_problem checks
 
     @model_validator(mode="after")
     def _value_of_dtype(self) -> "ScalarArg":

@@ -95,6 +95,14 @@ def test_deep_struct_chain_is_refused(api):
     ("bool", "yes", "scalar of dtype bool: got 'yes', not true or false"),
     ("float32", 1e39, "scalar of dtype float32: 1e+39 is out of its range"),
     ("str", 3, "scalar of dtype str: got 3, not a string"),
+    ("float32", [1.0], "scalar of dtype float32: got [1.0], not a number"),
+    ("bool", [True], "scalar of dtype bool: got [True], not true or false"),
+    ("tuple", [8, 1.5], "scalar of dtype tuple: item 1: got 1.5, not an integer"),
+    ("tuple", [8, True], "scalar of dtype tuple: item 1: got True, not a number"),
+    ("tuple", [2 ** 63], f"scalar of dtype tuple: item 0: {2 ** 63} is outside [{-2 ** 63}, {2 ** 63 - 1}]"),
+    ("tuple", "8,8", "scalar of dtype tuple: got '8,8', not a list of at most 32 integers"),
+    ("dtype", "bool", "scalar of dtype dtype: got 'bool', not one of int8, uint8, int16, uint16, int32, uint32, "
+                      "int64, uint64, float16, float32, float64, bfloat16"),
 ])
 def test_scalar_of_the_wrong_kind_is_refused(api, dtype, value, problem):
     job = _job()
@@ -104,11 +112,20 @@ def test_scalar_of_the_wrong_kind_is_refused(api, dtype, value, problem):
     assert error["kind"] == "bad_request" and f"body.args.2.scalar: {problem}" in error["message"]
 
 
-def test_string_for_a_parameter_that_is_not_constexpr(api):
+@pytest.mark.parametrize("dtype, value, what", [("str", "abc", "a string"), ("tuple", [8, 8], "a tuple"),
+                                               ("dtype", "float16", "a pyasc dtype")])
+def test_constexpr_kinds_for_a_parameter_that_is_not_constexpr(api, dtype, value, what):
     job = _job()
-    job["args"][2] = {"kind": "scalar", "dtype": "str", "value": "abc"}
+    job["args"][2] = {"kind": "scalar", "dtype": dtype, "value": value}
     assert _error(api.post("/v1/jobs", json=job), 422) == {
-        "kind": "bad_request", "message": "argument 'rounds' is a string: only a ConstExpr parameter takes one"}
+        "kind": "bad_request", "message": f"argument 'rounds' is {what}: only a ConstExpr parameter takes one"}
+
+
+def test_a_tuple_has_at_most_32_items(api):
+    job = _job()
+    job["args"][2] = {"kind": "scalar", "dtype": "tuple", "value": [1] * 33}
+    error = _error(api.post("/v1/jobs", json=job), 422)
+    assert error["kind"] == "bad_request" and "List should have at most 32 items after validation" in error["message"]
 
 
 def test_float_scalars_may_be_nan_or_infinite(api):

@@ -208,13 +208,51 @@ def test_asctiles_enums_are_in_reach(tmp_path):
     gate knows asctile's enums by what they are, not by their name."""
     path = tmp_path / "located.py"
     path.write_text("from asc.experimental import asctile\n\n\n@asctile.jit\n"
-                    "def twice(x_ptr: asctile.GlobalAddress, z_ptr: asctile.GlobalAddress, n: asctile.ConstExpr[int]):\n"
+                    "def twice(x_ptr: asctile.GlobalAddress, z_ptr: asctile.GlobalAddress,\n"
+                    "          n: asctile.ConstExpr[int]):\n"
                     "    x = asctile.copy_in(asctile.global_tensor(x_ptr, [n]), [0], [n], asctile.TensorLocation.UB)\n"
                     "    asctile.copy_out(x + x, asctile.global_tensor(z_ptr, [n]), [0])\n")
     (x,) = _inputs(1)
     x, z = x[:256], np.zeros(256, np.float32)
     ascrun.run_local(load_module(path).twice, 1, x, z, 256)
     np.testing.assert_array_equal(z, x + x)
+
+
+SHAPED = ("from asc.experimental import asctile\n\n\n@asctile.jit\n"
+          "def fill(z_ptr: asctile.GlobalAddress, shape: asctile.ConstExpr, dtype: asctile.ConstExpr):\n"
+          "    z = asctile.global_tensor(z_ptr, shape)\n"
+          "    asctile.copy_out(asctile.full(shape, 3, dtype), z, [0] * len(shape))\n")
+
+
+def _fills_with(launch, tmp_path) -> None:
+    """SHAPED's fill launched by `launch(kernel, z, shape, dtype)` for a 2-D half shape and a 1-D float
+    list, each against numpy."""
+    from asc.experimental import asctile
+    path = tmp_path / "shaped.py"
+    path.write_text(SHAPED)
+    for shape, dtype, np_dtype in (((8, 64), asctile.float16, np.float16), ([512], asctile.float32, np.float32)):
+        z = np.zeros(shape, np_dtype)
+        launch(load_module(path).fill, z, shape, dtype)
+        np.testing.assert_array_equal(z, np.full(shape, 3, np_dtype))
+
+
+@needs_asctile
+def test_a_constexpr_may_be_a_shape_or_a_dtype(tmp_path):
+    """asc2's tests (and asctile's own) pass shapes as tuples and dtypes as asctile's; elsewhere those
+    are refused as a string is."""
+    from asc.experimental import asctile
+    _fills_with(lambda kernel, *args: ascrun.run_local(kernel, 1, *args), tmp_path)
+    path = tmp_path / "unshaped.py"
+    path.write_text(SHAPED.replace("shape: asctile.ConstExpr", "shape"))
+    with pytest.raises(ascrun.KernelError) as e:
+        ascrun.run_local(load_module(path).fill, 1, np.zeros(8, np.float32), (8,), asctile.float32)
+    assert str(e.value) == "argument 'shape' is a tuple: only a ConstExpr parameter takes one"
+
+
+@needs_asctile
+@pytest.mark.service
+def test_a_shape_and_a_dtype_travel_to_the_service(client, tmp_path):
+    _fills_with(lambda kernel, *args: client.launch(kernel, 1, *args), tmp_path)
 
 
 # --- options of a job, and pyasc 1.1.1 ------------------------------------------------------------

@@ -459,6 +459,10 @@ def _mock_arg(asc_jit, dtype_cls, namespace: Dict[str, Any], defs: structs.Defin
         return structs.instance(namespace[arg.dtype], defs, arg.value)
     if arg.dtype in SCALAR_TYPES:
         return {"int": int, "float": float, "bool": bool}[arg.dtype](arg.value)
+    if arg.dtype == "tuple":  # a shape
+        return tuple(int(v) for v in arg.value)
+    if arg.dtype == "dtype":
+        return dtype_cls(arg.value)
     import numpy as np
     value = np.dtype(arg.dtype).type(arg.value)
     return value.item() if constexpr else value
