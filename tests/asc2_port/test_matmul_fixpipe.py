@@ -1,6 +1,5 @@
 """Port of asc2's kernels/test_matmul_fixpipe.py: a @ b straight into L0A/L0B, relu and the cast to
-float16 on the way out of L0C (the fixpipe), against torch. ascrun takes a ConstExpr as a number
-or a string, not a tuple: the shapes come as m, k, n."""
+float16 on the way out of L0C (the fixpipe), against torch."""
 import pytest
 import torch
 
@@ -10,8 +9,7 @@ asctile = pytest.importorskip("asc.experimental.asctile", reason="asctile comes 
 
 @asctile.jit
 def matmul_kernel(a_ptr: asctile.GlobalAddress, b_ptr: asctile.GlobalAddress, c_ptr: asctile.GlobalAddress,
-                  m: asctile.ConstExpr[int], k: asctile.ConstExpr[int], n: asctile.ConstExpr[int]):
-    a_shape, b_shape, c_shape = [m, k], [k, n], [m, n]
+                  a_shape: asctile.ConstExpr, b_shape: asctile.ConstExpr, c_shape: asctile.ConstExpr):
     a_gm = asctile.global_tensor(a_ptr, a_shape)
     b_gm = asctile.global_tensor(b_ptr, b_shape)
     c_gm = asctile.global_tensor(c_ptr, c_shape)
@@ -31,6 +29,6 @@ def test_matmul_fixpipe(run, m, k, n, dtype):
     a = (torch.rand((m, k), dtype=dtype) - .5) * 10
     b = (torch.rand((k, n), dtype=dtype) - .5) * 10
     c = torch.zeros((m, n), dtype=torch.float16)
-    run(matmul_kernel, 1, a, b, c, m, k, n)
+    run(matmul_kernel, 1, a, b, c, a.shape, b.shape, c.shape)
     c_ref = (a.to(torch.float32) @ b.to(torch.float32)).relu().to(torch.float16)
     torch.testing.assert_close(c, c_ref, atol=1e-3, rtol=1e-3)

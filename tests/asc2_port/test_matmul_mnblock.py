@@ -1,7 +1,6 @@
 """Port of asc2's kernels/test_matmul_mnblock.py: c = a @ b in m_tile x n_tile tiles spread over
 the blocks (each block n_tiles_per_block columns of tiles and the m tiles that make its share),
-straight into L0A/L0B, against torch. ascrun takes a ConstExpr as a number or a string, not a
-tuple: the shapes come as m, k, n."""
+straight into L0A/L0B, against torch."""
 import pytest
 import torch
 
@@ -11,10 +10,9 @@ asctile = pytest.importorskip("asc.experimental.asctile", reason="asctile comes 
 
 @asctile.jit
 def matmul_kernel(a_ptr: asctile.GlobalAddress, b_ptr: asctile.GlobalAddress, c_ptr: asctile.GlobalAddress,
-                  m: asctile.ConstExpr[int], k: asctile.ConstExpr[int], n: asctile.ConstExpr[int],
+                  a_shape: asctile.ConstExpr, b_shape: asctile.ConstExpr, c_shape: asctile.ConstExpr,
                   m_tile: asctile.ConstExpr[int], m_tiles_per_block: asctile.ConstExpr[int],
                   n_tile: asctile.ConstExpr[int], n_tiles_per_block: asctile.ConstExpr[int]):
-    a_shape, b_shape, c_shape = [m, k], [k, n], [m, n]
     a_gm = asctile.global_tensor(a_ptr, a_shape)
     b_gm = asctile.global_tensor(b_ptr, b_shape)
     c_gm = asctile.global_tensor(c_ptr, c_shape)
@@ -61,6 +59,6 @@ def test_matmul_mnblock(run, m, k, n, core_num, m_tile, n_tile, n_tiles_per_bloc
     b = torch.rand((k, n), dtype=torch.float16)
     c = torch.zeros((m, n), dtype=torch.float32)
     per_block = m_tiles_per_block(m, k, n, core_num, m_tile, n_tile, n_tiles_per_block)
-    run(matmul_kernel, core_num, a, b, c, m, k, n, m_tile, per_block, n_tile,
+    run(matmul_kernel, core_num, a, b, c, a.shape, b.shape, c.shape, m_tile, per_block, n_tile,
         n_tiles_per_block)
     torch.testing.assert_close(c, a.to(torch.float32) @ b.to(torch.float32))

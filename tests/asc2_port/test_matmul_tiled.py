@@ -1,7 +1,6 @@
 """Port of asc2's kernels/test_matmul_tiled.py: a and b to L1 whole, k split in k_tiles slices
 copied to L0A/L0B and accumulated with matmul_acc into a zeros_acc (asc2's matmul_acc(a, b, acc) is
-asctile's matmul_acc(acc, a, b)), against torch. ascrun takes a ConstExpr as a number or a string,
-not a tuple: the shapes come as m, k, n."""
+asctile's matmul_acc(acc, a, b)), against torch."""
 import pytest
 import torch
 
@@ -11,9 +10,8 @@ asctile = pytest.importorskip("asc.experimental.asctile", reason="asctile comes 
 
 @asctile.jit
 def matmul_kernel(a_ptr: asctile.GlobalAddress, b_ptr: asctile.GlobalAddress, c_ptr: asctile.GlobalAddress,
-                  m: asctile.ConstExpr[int], k: asctile.ConstExpr[int], n: asctile.ConstExpr[int],
-                  k_tiles: asctile.ConstExpr[int]):
-    a_shape, b_shape, c_shape = [m, k], [k, n], [m, n]
+                  a_shape: asctile.ConstExpr, b_shape: asctile.ConstExpr, c_shape: asctile.ConstExpr,
+                  k_tiles: asctile.ConstExpr):
     a_gm = asctile.global_tensor(a_ptr, a_shape)
     b_gm = asctile.global_tensor(b_ptr, b_shape)
     c_gm = asctile.global_tensor(c_ptr, c_shape)
@@ -35,5 +33,5 @@ def test_matmul_tiled(run, k_tiles):
     a = torch.rand((m, k), dtype=torch.float16)
     b = torch.rand((k, n), dtype=torch.float16)
     c = torch.zeros((m, n), dtype=torch.float32)
-    run(matmul_kernel, 1, a, b, c, m, k, n, k_tiles)
+    run(matmul_kernel, 1, a, b, c, a.shape, b.shape, c.shape, k_tiles)
     torch.testing.assert_close(c, a.to(torch.float32) @ b.to(torch.float32))

@@ -1,6 +1,6 @@
 """Port of asc2's operations/test_atomic_ops.py: 4 blocks each add 10 to their quarter of x and
 atomic_add/max/min it into the same 32 elements of z, on float32, float16 and int32, against torch.
-The op goes to the kernel by name (ascrun takes a ConstExpr as a number or a string)."""
+The op goes to the kernel by name (ascrun takes no function as a ConstExpr)."""
 import pytest
 import torch
 

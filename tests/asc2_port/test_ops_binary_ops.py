@@ -1,6 +1,6 @@
 """Port of asc2's operations/test_binary_ops.py: each binary op tile-tile (VV), tile-scalar (VS) and
 scalar-tile (SV) on 32 elements, against torch; bfloat16 only on the C310 architecture, as upstream.
-The op and the form go to the kernel by name (ascrun takes a ConstExpr as a number or a string),
+The op and the form go to the kernel by name (ascrun takes no function as a ConstExpr),
 the scalar as a Python number (upstream: a zero-dimension tensor)."""
 import pytest
 import torch

@@ -2,8 +2,8 @@
 tensor, its shape static (ConstExpr) or dynamic (runtime ints), the tile placed by tile id or by
 offsets; scalar load and store; a one-element full stored at an offset; against torch. asctile's
 copy_in/copy_out place a tile by offsets only: a tile id becomes offsets (id * tile shape), as
-upstream's reference computes them. ascrun takes a ConstExpr as a number or a string, so the 1-D and
-2-D forms are kernels of their own with each dimension an argument."""
+upstream's reference computes them. The 1-D and 2-D forms are kernels of their
+own, each dimension an argument."""
 import pytest
 import torch
 

@@ -1,8 +1,7 @@
 """Port of asc2's operations/test_reduce_ops.py: reduce_prod/min/sum/max of a 64 x 32 float32 tile
 over dimension 0 or 1 (1 only on the C310 architecture, as upstream), with and without keep_dims, and
 reduce_max of a partial tile (the first 1, 7 or 17 of 32 elements), against torch. The op goes to
-the kernel by name and the shapes as their dimensions (ascrun takes a ConstExpr as a number or a
-string)."""
+the kernel by name (ascrun takes no function as a ConstExpr), the shape as its dimensions."""
 import pytest
 import torch
 

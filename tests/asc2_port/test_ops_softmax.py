@@ -1,6 +1,6 @@
 """Port of asc2's operations/test_softmax.py: asctile.softmax of a 1-D and a 2-D tile (float16 and
 float32), src stored back unchanged, against torch; only on the C310 architecture, as upstream.
-The shapes go as their dimensions (ascrun takes a ConstExpr as a number or a string)."""
+The shapes go as their dimensions."""
 import pytest
 import torch
 

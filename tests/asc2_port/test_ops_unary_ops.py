@@ -1,6 +1,5 @@
 """Port of asc2's operations/test_unary_ops.py: each unary op on 32 float32 elements in [1, 100],
-against torch. The op goes to the kernel by name (ascrun takes a ConstExpr as a number or a
-string, not a function)."""
+against torch. The op goes to the kernel by name (ascrun takes no function as a ConstExpr)."""
 import pytest
 import torch
 

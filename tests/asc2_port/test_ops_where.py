@@ -1,7 +1,7 @@
 """Port of asc2's operations/test_where.py: where(cmp(x, y), x, y) and where(cmp(x, scalar), 0, 1)
 for each comparison on 32 elements, against torch; dtypes other than float16 and float32 only on the
-C310 architecture, as upstream. The comparison goes to the kernel by name (ascrun takes a ConstExpr
-as a number or a string), the scalar as a Python number (upstream: a zero-dimension tensor)."""
+C310 architecture, as upstream. The comparison goes to the kernel by name (ascrun takes no function
+as a ConstExpr), the scalar as a Python number (upstream: a zero-dimension tensor)."""
 import pytest
 import torch
 
