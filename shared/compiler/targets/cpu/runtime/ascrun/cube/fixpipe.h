@@ -15,6 +15,17 @@
 // what the cpu target does not model: the scalar and vector quantization modes (DEQF16, QF322B8_PRE,
 // REQ8 and their vector forms, which take a cbufWorkspace), isChannelSplit, CFG_COLUMN_MAJOR.
 // unitFlag must be 0, 2 or 3 and is otherwise ignored, as in Mmad.
+//
+// Ascend 950 (__NPU_ARCH__ 3510) only, L0C (CO1) -> L1 (A1/B1/C1) with FixpipeParamsC310 and CFG_NZ
+// (L0C到L1数据搬运（Fixpipe）.md, NZ2NZ.md's Ascend 950 pseudo-code): for each row i < mSize and
+// 16-column block k < nSize / 16, the 16 elements at src + k * srcStride * 16 + i * 16 go to
+// dst + k * dstStride + i * 16 (dstStride in elements, not FixpipeParamsV220's 32-byte blocks), with
+// ReLU and quantPre as above. FixpipeConfig there has a second field, isToUB (kernel_struct_fixpipe.h).
+// Faults: the Atlas A2/A3 build, dst not in L1 or not 32-byte aligned, src not in CO1 or not 64-byte
+// aligned, nSize not a multiple of 16 ("若不开启channelSplit功能，nSize必须为16的倍数"), nSize over 4095,
+// dstStride 0 or dst blocks that overlap ("目标数据不能有重叠": dstStride < mSize * 16 with two blocks
+// or more), a config whose layout is not the params' or not NZ, isToUB (the UB path), isChannelSplit,
+// quantPre / types as above. Not modelled: NZ2ND / NZ2DN to L1, the cbufWorkspace form.
 #pragma once
 
 #include "ascrun/cube/mmad.h"
@@ -32,6 +43,9 @@ enum class CO2Layout : uint8_t { NZ = 0, ROW_MAJOR, COLUMN_MAJOR };
 
 struct FixpipeConfig {
     CO2Layout format;
+#if __NPU_ARCH__ == 3510  // kernel_struct_fixpipe.h has the field on 3510 only
+    bool isToUB = false;  // Ascend 950: the destination is the Unified Buffer
+#endif
 };
 constexpr FixpipeConfig CFG_NZ = {CO2Layout::NZ};
 constexpr FixpipeConfig CFG_ROW_MAJOR = {CO2Layout::ROW_MAJOR};
@@ -62,6 +76,41 @@ struct FixpipeParamsV220 {
     uint8_t unitFlag = 0;
     bool isChannelSplit = false;
 };
+
+// FixpipeParamsArch3510 / FixpipeParamsC310 (kernel_struct_fixpipe.h), the fields the cpu target
+// models; `params` is the layout's (NZ: none).
+struct Nz2NdParams {
+    uint16_t ndNum = 1;
+    uint16_t srcNdStride = 0;
+    uint32_t dstNdStride = 0;
+};
+template <CO2Layout format>
+struct TransformParams {
+    using PARAMS = Nz2NdParams;
+};
+template <>
+struct TransformParams<CO2Layout::NZ> {
+    using PARAMS = uint8_t;
+};
+template <CO2Layout format = CO2Layout::ROW_MAJOR>
+struct FixpipeParamsC310 {
+    FixpipeParamsC310() = default;
+    FixpipeParamsC310(const uint16_t nSizeIn, const uint16_t mSizeIn, const uint16_t srcStrideIn,
+                      const uint32_t dstStrideIn)
+        : nSize(nSizeIn), mSize(mSizeIn), srcStride(srcStrideIn), dstStride(dstStrideIn) {}
+    uint16_t nSize = 0;
+    uint16_t mSize = 0;
+    uint16_t srcStride = 0;
+    uint32_t dstStride = 0;
+    QuantMode_t quantPre = QuantMode_t::NoQuant;
+    uint64_t deqScalar = 0;
+    bool reluEn = false;
+    uint8_t unitFlag = 0;
+    typename TransformParams<format>::PARAMS params{};
+    bool isChannelSplit = false;
+};
+template <CO2Layout format = CO2Layout::ROW_MAJOR>
+using FixpipeParamsArch3510 = FixpipeParamsC310<format>;
 
 }  // namespace AscendC
 
@@ -219,6 +268,59 @@ void Fixpipe(const GlobalTensor<T>&, const LocalTensor<U>&, const LocalTensor<ui
     ascrun::enter();
     ascrun::fault("Fixpipe(L0C->GM, cbufWorkspace): vector quantization (VDEQF16, VQF322B8_PRE, VREQ8) is not "
                   "supported on the cpu target");
+}
+
+// L0C (CO1) -> L1, Ascend 950, NZ2NZ.
+template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR, CO2Layout format>
+void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsC310<format>& p) {
+    static_assert(ascrun::cube::on_ascend950<T>, "Fixpipe(L0C->L1, FixpipeParamsC310): Ascend 950 (__NPU_ARCH__ "
+                                                 "3510) only (L0C到L1数据搬运（Fixpipe）.md)");
+    // 数据类型: L0C float -> int8_t, uint8_t, hifloat8_t, fp8_e4m3fn_t, half, bfloat16_t, float;
+    // int32_t -> int8_t, uint8_t, half, bfloat16_t, int32_t (the modelled conversions: check_quant)
+    static_assert(std::is_same<U, float>::value || std::is_same<U, int32_t>::value,
+                  "Fixpipe(L0C->L1): src (L0C) must be float or int32_t");
+    constexpr const char* api = "Fixpipe(L0C->L1, FixpipeParamsC310)";
+    ascrun::BlockContext& b = ascrun::enter();
+    if (config.format != format) {
+        ascrun::fault(ascrun::format("%s: the FixpipeConfig's layout is not the FixpipeParamsC310's", api));
+    }
+    if (format != CO2Layout::NZ) {
+        ascrun::fault(ascrun::format("%s: only CFG_NZ (NZ2NZ) is modelled on the cpu target", api));
+    }
+#if __NPU_ARCH__ == 3510
+    if (config.isToUB) ascrun::fault(ascrun::format("%s: isToUB (the L0C->UB path) is not modelled", api));
+#endif
+    using ascrun::cube::check_range;
+    check_range(api, "nSize", p.nSize, 0, 4095);
+    if (p.unitFlag != 0 && p.unitFlag != 2 && p.unitFlag != 3) {
+        ascrun::fault(ascrun::format("%s: unitFlag %u is not 0, 2 or 3", api, static_cast<unsigned>(p.unitFlag)));
+    }
+    if (p.isChannelSplit) ascrun::fault(ascrun::format("%s: isChannelSplit is not supported on the cpu target", api));
+    ascrun::cube::check_quant<T, U>(api, p.quantPre);
+    if (p.nSize % 16 != 0) {
+        ascrun::fault(ascrun::format("%s: nSize %u is not a multiple of 16", api, static_cast<unsigned>(p.nSize)));
+    }
+    if (p.nSize == 0 || p.mSize == 0) return;
+    if (p.dstStride == 0) ascrun::fault(ascrun::format("%s: dstStride must not be 0", api));
+    const uint64_t m = p.mSize, n1 = p.nSize / 16, src_col_pitch = uint64_t{p.srcStride} * 16;
+    if (n1 > 1 && p.dstStride < m * 16) {
+        ascrun::fault(ascrun::format("%s: dstStride %u elements is less than a column block's %llu (mSize x 16): dst "
+                                     "blocks overlap",
+                                     api, static_cast<unsigned>(p.dstStride), static_cast<unsigned long long>(m * 16)));
+    }
+    const uint64_t src_elems = (n1 - 1) * src_col_pitch + m * 16, dst_elems = (n1 - 1) * p.dstStride + m * 16;
+    const auto* s = reinterpret_cast<const ascrun::elem_t<U>*>(
+        ascrun::cube_operand(b, api, "src", src, ascrun::Memory::L0C, "CO1 (L0C Buffer)", src_elems * sizeof(U), 64));
+    auto* d = reinterpret_cast<ascrun::elem_t<T>*>(ascrun::cube_operand(
+        b, api, "dst", dst, ascrun::Memory::L1, "A1, B1 or C1 (L1 Buffer)", dst_elems * sizeof(T), 32));
+    for (uint64_t k = 0; k < n1; ++k) {
+        for (uint64_t i = 0; i < m; ++i) {
+            for (uint64_t c = 0; c < 16; ++c) {
+                d[k * p.dstStride + i * 16 + c] =
+                    ascrun::cube::fixpipe_element<T>(static_cast<U>(s[k * src_col_pitch + i * 16 + c]), p.reluEn);
+            }
+        }
+    }
 }
 
 }  // namespace AscendC

@@ -8,7 +8,25 @@
 // Faults: dst not in A2/B2 or not 512-byte aligned, an L1 source not in A1/B1/C1 or not 32-byte
 // aligned, ifTranspose with a GM source or a non-b16 type, addrMode other than 0 ("目前仅GM->L1 Buffer
 // 通路支持配置"), fractals past either tensor. repeatTimes 0 is a NOP; sid is ignored, as on the device.
-// Not modelled: LoadDataWithTranspose, LoadData2DParamsV2, the 3D forms.
+//
+// Ascend 950 (__NPU_ARCH__ 3510) only, LoadData2DParamsV2 (LoadData_2D_V2.md), L1 (A1/B1) -> L0A/L0B:
+// the source is [M, K] in 512-byte fractals of 16 rows x 32 bytes; fractal (mi, ki) of the moved
+// mStep x kStep block is read from fractal (kStartPosition * srcStride + mStartPosition) + ki *
+// srcStride + mi ("startAddr = srcAddr + (kStartPosition x |srcStride| + mStartPosition) x 512B") and
+// written to fractal ki * dstStride + mi, unchanged (Nz -> Nz: "不改变分形间排布及分形内的排布").
+// With ifTranspose the fractals are transposed as squares of S x S elements ("按正方形矩阵转置"): b16
+// one fractal (S 16), b32 two along K (S 16; kStep even), b8 two along M (S 32; mStep even) (the
+// load_data_2dv2_l12l0 example's fractalNum). Element (R, C) of square (p, q) (R its row from the
+// M side, C its column) goes to row C, column R of the transposed square, which fills S / 16 x
+// S / C0 fractals of 16 x C0 (C0 = 32 bytes / sizeof(T)): fractal (C / 16, R / C0) of the square is
+// written at ((p * S / C0 + R / C0) * dstStride + q * S / 16 + C / 16), element (C % 16) * C0 + R % C0.
+// The example's transposed loads (a [k, m] A into L0A Nz, a [k, n] B into L0B Zn) follow from this,
+// and so does the b16 figure's fractal-wise transpose.
+// Faults: the Atlas A2/A3 build (the struct exists there, the call does not compile), mStep or
+// kStep over 255, dst fractals that overlap, a negative srcStride, b32 with an odd kStep or b8 with
+// an odd mStep when transposing ("b32数据类型时，kStep必须是2的倍数", "b8 ... mStep必须是2的倍数"),
+// operands as above; mStep or kStep 0 is a NOP; sid is ignored ("Ascend 950PR/Ascend 950DT产品不做处理").
+// Not modelled: LoadDataWithTranspose, the GM forms of LoadData2DParamsV2, the 3D forms.
 #pragma once
 
 #include "ascrun/cube/data_copy.h"
@@ -32,10 +50,32 @@ struct LoadData2DParams {
     uint8_t addrMode = 0;
 };
 
+// kernel_struct_mm.h's field order and types.
+struct LoadData2DParamsV2 {
+    LoadData2DParamsV2() = default;
+    LoadData2DParamsV2(const uint32_t mStartPositionIn, const uint32_t kStartPositionIn, const uint16_t mStepIn,
+                       const uint16_t kStepIn, const int32_t srcStrideIn, const uint16_t dstStrideIn,
+                       const bool ifTransposeIn, const uint8_t sidIn)
+        : mStartPosition(mStartPositionIn), kStartPosition(kStartPositionIn), mStep(mStepIn), kStep(kStepIn),
+          srcStride(srcStrideIn), dstStride(dstStrideIn), ifTranspose(ifTransposeIn), sid(sidIn) {}
+    uint32_t mStartPosition = 0;
+    uint32_t kStartPosition = 0;
+    uint16_t mStep = 0;
+    uint16_t kStep = 0;
+    int32_t srcStride = 0;
+    uint16_t dstStride = 0;
+    bool ifTranspose = false;
+    uint8_t sid = 0;
+};
+
 }  // namespace AscendC
 
 namespace ascrun {
 namespace cube {
+
+// Ascend 950PR/950DT (core/soc.h); a template, so that the static_asserts fire only where called.
+template <typename T>
+constexpr bool on_ascend950 = sizeof(T) > 0 && kNpuArch == 3510;
 
 constexpr uint64_t kFractalBytes = 512;  // the unit of LoadData and of the L0A/L0B fractals
 
@@ -116,6 +156,66 @@ void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const LoadD
     uint8_t* d = ascrun::cube::l0_operand(b, api, "dst", dst, ascrun::cube::load_2d_dst_bytes(p));
     const auto* s = src.ascrun_access(b, api, 0, ascrun::cube::load_2d_src_bytes(p) / sizeof(T), false);
     ascrun::cube::load_2d(d, reinterpret_cast<const uint8_t*>(s), p, sizeof(T));
+}
+
+// L1 (A1/B1) -> L0A (A2) / L0B (B2), Ascend 950.
+template <typename T>
+void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2DParamsV2& p) {
+    static_assert(ascrun::cube::on_ascend950<T>,
+                  "LoadData(LoadData2DParamsV2): Ascend 950 (__NPU_ARCH__ 3510) only (LoadData_2D_V2.md)");
+    static_assert(sizeof(T) <= 4 && ascrun::is_element_v<T>, "LoadData: T must be a b8, b16 or b32 type");
+    constexpr const char* api = "LoadData(L1->L0, LoadData2DParamsV2)";
+    ascrun::BlockContext& b = ascrun::enter();
+    ascrun::cube::check_range(api, "mStep", p.mStep, 0, 255);  // "mStep∈[0, 255]"
+    ascrun::cube::check_range(api, "kStep", p.kStep, 0, 255);  // "kStep∈[0, 255]"
+    if (p.mStep == 0 || p.kStep == 0) return;  // "mStep和kStep为0时 ... 被视为NOP"
+    if (p.srcStride < 0) {
+        ascrun::fault(ascrun::format("%s: srcStride %d is negative, which the cpu target does not model", api,
+                                     static_cast<int>(p.srcStride)));
+    }
+    constexpr uint64_t f = ascrun::cube::kFractalBytes, c0 = 32 / sizeof(T);
+    // A transposed square's fractals along M and K (1 x 1 without ifTranspose: each fractal as it is).
+    const uint64_t fm = p.ifTranspose && sizeof(T) == 1 ? 2 : 1, fk = p.ifTranspose && sizeof(T) == 4 ? 2 : 1;
+    if (p.mStep % fm != 0 || p.kStep % fk != 0) {
+        ascrun::fault(ascrun::format("%s: ifTranspose with %s needs an even %s, not %u", api,
+                                     ascrun::TypeName<T>::c(), fm == 2 ? "mStep" : "kStep",
+                                     static_cast<unsigned>(fm == 2 ? p.mStep : p.kStep)));
+    }
+    const uint64_t m_step = p.mStep, k_step = p.kStep, src_stride = static_cast<uint64_t>(p.srcStride);
+    // dst fractals: without ifTranspose ki * dstStride + mi; transposed, rows of dstStride (see the header).
+    const uint64_t rows = p.ifTranspose ? m_step / fm * (16 * fm / c0) : k_step;
+    const uint64_t per_row = p.ifTranspose ? k_step / fk * (16 * fm / 16) : m_step;
+    if (rows > 1 && p.dstStride < per_row) {
+        ascrun::fault(ascrun::format("%s: dstStride %u is less than the %llu fractals of a dst row: dst fractals "
+                                     "overlap",
+                                     api, static_cast<unsigned>(p.dstStride),
+                                     static_cast<unsigned long long>(per_row)));
+    }
+    const uint64_t start = uint64_t{p.kStartPosition} * src_stride + p.mStartPosition;
+    const uint64_t src_fractals = start + (k_step - 1) * src_stride + m_step;
+    const uint64_t dst_fractals = (rows - 1) * p.dstStride + per_row;
+    uint8_t* d = ascrun::cube::l0_operand(b, api, "dst", dst, dst_fractals * f);
+    const uint8_t* s = ascrun::cube_operand(b, api, "src", src, ascrun::Memory::L1, "A1 or B1 (L1 Buffer)",
+                                            src_fractals * f, 32);
+    for (uint64_t ki = 0; ki < k_step; ++ki) {
+        for (uint64_t mi = 0; mi < m_step; ++mi) {
+            const uint8_t* from = s + (start + ki * src_stride + mi) * f;
+            if (!p.ifTranspose) {
+                std::memcpy(d + (ki * p.dstStride + mi) * f, from, f);
+                continue;
+            }
+            const uint64_t side = 16 * fm;  // S
+            for (uint64_t r = 0; r < 16; ++r) {
+                for (uint64_t c = 0; c < c0; ++c) {
+                    const uint64_t row = (mi % fm) * 16 + r, col = (ki % fk) * c0 + c;  // (R, C) in the square
+                    const uint64_t to = ((mi / fm) * (side / c0) + row / c0) * p.dstStride + (ki / fk) * (side / 16) +
+                                        col / 16;
+                    std::memcpy(d + to * f + ((col % 16) * c0 + row % c0) * sizeof(T), from + (r * c0 + c) * sizeof(T),
+                                sizeof(T));
+                }
+            }
+        }
+    }
 }
 
 }  // namespace AscendC

@@ -4,6 +4,8 @@
 // Layouts (关键分形格式详解, Zz x Zn = Nz): with K0 = 32 bytes / sizeof(A's type) (half/bfloat16_t 16,
 // float 8, int8_t 32), M1 = ceil(m / 16), K1 = ceil(k / K0), N1 = ceil(n / 16):
 //   A in L0A, Zz: fractal (i / 16, kk / K0) at (i / 16) * K1 + kk / K0, element (i % 16) * K0 + kk % K0;
+//     on Ascend 950 (__NPU_ARCH__ 3510) Nz (Mmad.md: "A | L0A Buffer | M x K | Nz"): the same fractals
+//     at (kk / K0) * M1 + i / 16;
 //     m == 1 is GEMV mode: A is k contiguous elements (GEMV.md);
 //   B in L0B, Zn: fractal (kk / K0, j / 16) at (kk / K0) * N1 + j / 16, element (j % 16) * K0 + kk % K0;
 //   C in L0C, Nz: 16 x 16 fractals, fractal (i / 16, j / 16) at (j / 16) * M1 + i / 16, element
@@ -57,6 +59,7 @@ namespace ascrun {
 namespace cube {
 
 constexpr uint64_t kCFractalElems = 256;  // a 16 x 16 L0C fractal
+constexpr bool kL0ANz = kNpuArch == 3510;  // Ascend 950's L0A holds Nz (Mmad.md), Atlas A2/A3's Zz
 
 // The accumulator of each supported (dst, fm, filter) type triple.
 template <typename T, typename U, typename S>
@@ -149,8 +152,9 @@ void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor
                     }
                     ascrun::cube::Accumulate<T> acc;
                     for (uint64_t kk = 0; kk < k; ++kk) {
-                        const uint64_t a_at =
-                            gemv ? kk : ((i / 16) * k1 + kk / k0) * (16 * k0) + (i % 16) * k0 + kk % k0;
+                        const uint64_t a_fractal =
+                            ascrun::cube::kL0ANz ? (kk / k0) * m1 + i / 16 : (i / 16) * k1 + kk / k0;
+                        const uint64_t a_at = gemv ? kk : a_fractal * (16 * k0) + (i % 16) * k0 + kk % k0;
                         const uint64_t b_at = ((kk / k0) * n1 + j / 16) * (16 * k0) + (j % 16) * k0 + kk % k0;
                         acc.add(static_cast<U>(a[a_at]), static_cast<S>(bm[b_at]));
                     }

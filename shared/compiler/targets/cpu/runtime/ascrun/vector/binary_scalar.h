@@ -43,6 +43,13 @@ struct ShiftScalar {
 // ShiftRight.md).
 ASCRUN_SCALAR_OP(Adds, add, AnyScalar, half, float, int16_t, int32_t)
 ASCRUN_SCALAR_OP(Muls, mul, AnyScalar, half, float, int16_t, int32_t)
+// Ascend 950 adds bfloat16_t to Muls (Muls.md "针对Ascend 950PR/Ascend 950DT，T和U支持的数据类型为：int16_t、
+// half、bfloat16_t、int32_t、float"), modelled in the count form (the one pyasc-dev emits): the float
+// product of two bfloat16_t is exact, then rounded once to nearest even.
+template <typename Op, typename T>
+constexpr bool count_form_supports =
+    Op::template supports<T> ||
+    (mask::kAscend950 && std::is_same<Op, MulsOp>::value && std::is_same<T, bfloat16_t>::value);
 ASCRUN_SCALAR_OP(Maxs, max, AnyScalar, half, float, int16_t, int32_t)
 ASCRUN_SCALAR_OP(Mins, min, AnyScalar, half, float, int16_t, int32_t)
 ASCRUN_SCALAR_OP(LeakyRelu, leaky_relu, AnyScalar, half, float)
@@ -80,7 +87,8 @@ template <typename Op, typename T, bool isSetMask>
 void scalar_count(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src, T scalar,
                   int32_t count) {
     BlockContext& b = enter();
-    const uint64_t n = mask::count_of<isSetMask>(b, Op::name, count);
+    // Ascend 950: "tensor前n个数据计算API中的isSetMask参数不生效" (Muls.md): the count always counts.
+    const uint64_t n = mask::count_of<isSetMask || mask::kAscend950>(b, Op::name, count);
     if (n == 0) return;  // a NOP on Atlas A2/A3
     Op::Scalar::check(Op::name, scalar);
     elem_t<T>* d = ub_operand(b, Op::name, "dst", dst, n);
@@ -166,8 +174,8 @@ namespace AscendC {
     template <typename T, bool isSetMask = true>                                                          \
     void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,                 \
               const int32_t& count) {                                                                     \
-        static_assert(::ascrun::vec::NAME##Op::supports<T>, #NAME ": T must be one of " TYPES             \
-                                                                   " (Atlas A2/A3)");                     \
+        static_assert(::ascrun::vec::count_form_supports<::ascrun::vec::NAME##Op, T>,                      \
+                      #NAME ": T must be one of " TYPES " (Atlas A2/A3; Ascend 950's Muls also bfloat16_t)"); \
         ::ascrun::vec::scalar_count<::ascrun::vec::NAME##Op, T, isSetMask>(dst, src, scalarValue, count);  \
     }                                                                                                     \
     template <typename T, bool isSetMask = true>                                                          \

@@ -182,6 +182,10 @@ void compare_to_register(const AscendC::LocalTensor<T>& src0, const AscendC::Loc
 
 template <typename T>
 constexpr bool select_supports = one_of_v<T, half, float>;
+// Ascend 950 adds bfloat16_t (Select.md, Compares.md 数据类型), modelled in the count forms pyasc-dev
+// emits; the mask forms keep Atlas A2/A3's rules (on Ascend 950 CompareScalar's mask "设置有效").
+template <typename T>
+constexpr bool bf16_count_form = mask::kAscend950 && std::is_same<T, bfloat16_t>::value;
 template <typename U>
 constexpr bool sel_mask_supports = one_of_v<U, uint8_t, uint16_t, uint32_t, uint64_t>;
 
@@ -305,7 +309,13 @@ void select_with_mask(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTe
     BlockContext& b = enter();
     const char* api = "Select";
     check_sel_mode(api, mode, src1 == nullptr);
-    const uint32_t scratch = select_prologue<T, U>(b, api, mode, sel, scalar);
+    uint32_t scratch = 0;
+    if (count_form && mask::kAscend950 && mode != SELMODE::VSEL_CMPMASK_SPR) {
+        // Select.md: Ascend 950's count forms use no 8 KB scratch; mode 1 holds its scalar in CmpMask
+        if (mode == SELMODE::VSEL_TENSOR_SCALAR_MODE) std::memcpy(b.cmp_mask, &scalar, sizeof(T));
+    } else {
+        scratch = select_prologue<T, U>(b, api, mode, sel, scalar);
+    }
     uint64_t blk[4], rep[4];
     select_strides(mode, rp, blk, rep, mask::per_repeat<T> / mask::per_block<T>);
     if (count_form) b.counter_mode = true;  // SetMaskCount; the count is the mask
@@ -395,7 +405,10 @@ void Compare(const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE cmp
 template <typename T, typename U>
 void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar, CMPMODE cmpMode,
                    uint32_t count) {
-    ASCRUN_CMPS_TYPES(T, U);
+    static_assert(::ascrun::one_of_v<T, half, float, int32_t> || ::ascrun::cmpsel::bf16_count_form<T>,
+                  "CompareScalar: T must be half, float or int32_t (Atlas A2/A3; int32_t with EQ only; Ascend 950's "
+                  "count form also bfloat16_t)");
+    static_assert(std::is_same<U, uint8_t>::value, "CompareScalar: dst must be a uint8_t tensor");
     ::ascrun::cmpsel::compare_to_dst<T, U>("CompareScalar", dst, src0, nullptr, src1Scalar, cmpMode,
                                           static_cast<uint64_t>(count) * sizeof(T) / ::ascrun::kRepeatBytes, 1, 8, 0,
                                           0);
@@ -451,6 +464,12 @@ void SetCmpMask(const LocalTensor<T>& src) {
                   "Select(dst, src0, src1, repeatTime, repeatParams) needs Select<T, SELMODE>; pyasc 1.1.1 drops " \
                   "sel_mode there)")
 
+#define ASCRUN_SEL_COUNT_TYPES(T, U)                                                                        \
+    static_assert(::ascrun::cmpsel::select_supports<T> || ::ascrun::cmpsel::bf16_count_form<T>,             \
+                  "Select: T must be half or float (Atlas A2/A3; Ascend 950's count form also bfloat16_t)"); \
+    static_assert(::ascrun::cmpsel::sel_mask_supports<U>,                                                   \
+                  "Select: selMask must be a uint8_t, uint16_t, uint32_t or uint64_t tensor")
+
 // Modes 0 and 2, src1 a tensor.
 template <typename T, typename U, bool isSetMask = true>
 void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
@@ -471,7 +490,7 @@ void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const Loca
 template <typename T, typename U>
 void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
             const LocalTensor<T>& src1, SELMODE selMode, uint32_t count) {
-    ASCRUN_SEL_TYPES(T, U);
+    ASCRUN_SEL_COUNT_TYPES(T, U);
     ::ascrun::cmpsel::select_with_mask<T, U>(dst, selMask, src0, &src1, T(0), selMode, true,
                                              ::ascrun::mask::Arg::Continuous, count, 0, 1, BinaryRepeatParams());
 }
@@ -494,7 +513,7 @@ void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const Loca
 template <typename T, typename U>
 void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0, T src1,
             SELMODE selMode, uint32_t count) {
-    ASCRUN_SEL_TYPES(T, U);
+    ASCRUN_SEL_COUNT_TYPES(T, U);
     ::ascrun::cmpsel::select_with_mask<T, U>(dst, selMask, src0, nullptr, src1, selMode, true,
                                              ::ascrun::mask::Arg::Continuous, count, 0, 1, BinaryRepeatParams());
 }
@@ -517,6 +536,7 @@ void Select(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTe
     ::ascrun::cmpsel::select_from_registers<T, uint8_t>(dst, nullptr, src0, &src1, selMode, repeatTime,
                                                         repeatParams);
 }
+#undef ASCRUN_SEL_COUNT_TYPES
 #undef ASCRUN_SEL_TYPES
 
 }  // namespace AscendC

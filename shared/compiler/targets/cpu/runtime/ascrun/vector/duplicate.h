@@ -1,5 +1,8 @@
 // ascrun cpu runtime: Duplicate (数据填充/Duplicate.md): dst[i] = scalar, in the count form and the
-// mask + repeat forms (dstBlockStride, dstRepeatStride in 32-byte blocks).
+// mask + repeat forms (dstBlockStride, dstRepeatStride in 32-byte blocks); on Ascend 950 (__NPU_ARCH__
+// 3510) also the count form from a LocalTensor, which fills dst with src[0] ("该函数原型，仅支持Ascend
+// 950PR/Ascend 950DT"; pyasc-dev's asctile emits it for a tile broadcast from one element). On Atlas
+// A2/A3 that form does not compile.
 #pragma once
 
 #include "ascrun/core/tensor.h"
@@ -14,6 +17,11 @@ namespace vec {
 template <typename T>
 constexpr bool duplicate_supports = one_of_v<T, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float>;
 
+// The LocalTensor form: Ascend 950 only, and there also the b8 and b64 types ("仅支持tensor前n个数据计算接口").
+template <typename T>
+constexpr bool duplicate_from_tensor_supports =
+    mask::kAscend950 && (duplicate_supports<T> || one_of_v<T, int8_t, uint8_t, int64_t, uint64_t>);
+
 template <typename T>
 inline void fill_elements(elem_t<T>* dst, T v, uint64_t n) {
     ASCRUN_IVDEP
@@ -26,6 +34,16 @@ void duplicate_count(const AscendC::LocalTensor<T>& dst, T v, int32_t count) {
     const uint64_t n = mask::count_of<true>(b, "Duplicate", count);
     if (n == 0) return;
     fill_elements<T>(ub_operand(b, "Duplicate", "dst", dst, n), v, n);
+}
+
+template <typename T>
+void duplicate_from_tensor(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src, int32_t count) {
+    constexpr const char* api = "Duplicate(dst, src LocalTensor, count)";
+    BlockContext& b = enter();
+    const uint64_t n = mask::count_of<true>(b, api, count);
+    if (n == 0) return;
+    const T v = *reinterpret_cast<const T*>(ub_operand(b, api, "src", src, 1));
+    fill_elements<T>(ub_operand(b, api, "dst", dst, n), v, n);
 }
 
 template <typename T, bool isSetMask>
@@ -53,6 +71,13 @@ template <typename T>
 void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int32_t& count) {
     ASCRUN_DUP_CHECK;
     ::ascrun::vec::duplicate_count<T>(dst, scalarValue, count);
+}
+template <typename T>
+void Duplicate(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
+    static_assert(::ascrun::vec::duplicate_from_tensor_supports<T>,
+                  "Duplicate(dst, src LocalTensor, count): Ascend 950 (__NPU_ARCH__ 3510) only, T one of int8_t, "
+                  "uint8_t, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float, int64_t, uint64_t");
+    ::ascrun::vec::duplicate_from_tensor<T>(dst, src, count);
 }
 template <typename T, bool isSetMask = true>
 void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask, const uint8_t repeatTime,

@@ -99,6 +99,10 @@ struct CopyRepeatParams {
 namespace ascrun {
 namespace mask {
 
+// Ascend 950PR/950DT (core/soc.h): its Memory vector APIs run as VF calls of the Reg API, with dtypes
+// and count rules of their own.
+constexpr bool kAscend950 = kNpuArch == 3510;
+
 template <typename T>
 constexpr uint32_t per_repeat = 256 / sizeof(T);
 template <typename T>

@@ -1,6 +1,8 @@
-// ascrun cpu runtime: SoftMax (高阶API/激活函数/SoftMax接口/SoftMax.md), ND format, with sumTensor and
-// maxTensor, in the framework-temporary forms (pyasc 1.1.1 emits no other: it drops softmax's
-// temp_buffer from the call); SoftMaxTiling, SoftMaxShapeInfo, SoftmaxConfig.
+// ascrun cpu runtime: SoftMax (高阶API/激活函数/SoftMax接口/SoftMax.md), ND format: with sumTensor and
+// maxTensor in the framework-temporary forms (pyasc 1.1.1 emits these: it drops softmax's temp_buffer
+// from the call), and without them in the sharedTmpBuffer form (pyasc-dev's asctile.softmax emits
+// `SoftMax<T, 0, 0>(dst, src, tmpBuffer, tiling, shapeInfo)` on Atlas A2/A3 and Ascend 950);
+// SoftMaxTiling, SoftMaxShapeInfo, SoftmaxConfig.
 //
 // The shape [m, k]: softmaxShapeInfo's srcM/srcK when both are non-zero, else srcTensor's ShapeInfo
 // (k its last dimension, m the product of the others; the original k from its original shape). Per
@@ -19,12 +21,14 @@
 // Faults: srcK not 32-byte aligned, an empty or missing shape (no softmaxShapeInfo and no
 // SetShapeInfo on srcTensor), an original k of 0 or above k, operands past their tensors (bounds
 // policy), dst partly overlapping src (they may be the same tensor, "src和dst的Tensor空间可以复用"),
-// sum or max overlapping another operand, isBasicBlock with a shape that is not a basic block (n a
-// multiple of 64 in [256 / sizeof(T), 2048), m a multiple of 8).
-// Not modelled (do not compile): the sharedTmpBuffer forms and the form without sum and max, which
-// pyasc 1.1.1 does not emit; isDataFormatNZ; a SoftmaxConfig other than SOFTMAX_DEFAULT_CFG (pyasc
-// 1.1.1 passes none). The
-// framework's reserved temporary space is not checked (the cpu target needs none).
+// sum or max overlapping another operand, a sharedTmpBuffer that is empty, outside the Unified
+// Buffer or overlapping src or dst ("不支持sharedTmpBuffer与源操作数和目的操作数地址重叠"), isBasicBlock
+// with a shape that is not a basic block (n a multiple of 64 in [256 / sizeof(T), 2048), m a multiple
+// of 8).
+// Not modelled (do not compile): the sharedTmpBuffer form with sum and max and the framework form
+// without them, which no pyasc emits; isDataFormatNZ; a SoftmaxConfig other than SOFTMAX_DEFAULT_CFG
+// (pyasc passes none). Neither the framework's reserved temporary space nor sharedTmpBuffer's size
+// against GetSoftMaxMinTmpSize is checked (the cpu target needs no temporary space).
 #pragma once
 
 #include <cmath>
@@ -134,10 +138,11 @@ Shape shape_of(const AscendC::LocalTensor<T>& src, const AscendC::SoftMaxShapeIn
     return s;
 }
 
+// `sum` and `max` null: the form without them; `tmp` null: the framework's temporary space.
 template <typename T, typename TSum, bool isBasicBlock, bool isDataFormatNZ, const AscendC::SoftmaxConfig& config>
-void run(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<TSum>& sum,
-         const AscendC::LocalTensor<TSum>& max, const AscendC::LocalTensor<T>& src,
-         const SoftMaxTiling& tiling, const AscendC::SoftMaxShapeInfo& info) {
+void run(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<TSum>* sum,
+         const AscendC::LocalTensor<TSum>* max, const AscendC::LocalTensor<T>& src,
+         const AscendC::LocalTensor<uint8_t>* tmp, const SoftMaxTiling& tiling, const AscendC::SoftMaxShapeInfo& info) {
     static_assert(one_of_v<T, half, float>, "SoftMax: T must be half or float");
     static_assert(std::is_same<T, TSum>::value || std::is_same<TSum, float>::value,
                   "SoftMax: sumTensor and maxTensor are T, or float with half dst and src");
@@ -156,8 +161,8 @@ void run(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<TSum>& s
     const uint64_t reduced = static_cast<uint64_t>(s.m) * kPerBlock;
     const elem_t<T>* in = ub_operand(b, kApi, "srcTensor", src, count);
     elem_t<T>* out = ub_operand(b, kApi, "dstTensor", dst, count);
-    elem_t<TSum>* sums = ub_operand(b, kApi, "sumTensor", sum, reduced);
-    elem_t<TSum>* maxes = ub_operand(b, kApi, "maxTensor", max, reduced);
+    elem_t<TSum>* sums = sum ? ub_operand(b, kApi, "sumTensor", *sum, reduced) : nullptr;
+    elem_t<TSum>* maxes = max ? ub_operand(b, kApi, "maxTensor", *max, reduced) : nullptr;
 
     struct Range {
         const char* role;
@@ -165,17 +170,27 @@ void run(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<TSum>& s
     };
     const Range src_r{"srcTensor", src.ascrun_addr(), src.ascrun_addr() + count * sizeof(T)};
     const Range dst_r{"dstTensor", dst.ascrun_addr(), dst.ascrun_addr() + count * sizeof(T)};
-    const Range sum_r{"sumTensor", sum.ascrun_addr(), sum.ascrun_addr() + reduced * sizeof(TSum)};
-    const Range max_r{"maxTensor", max.ascrun_addr(), max.ascrun_addr() + reduced * sizeof(TSum)};
     auto disjoint = [](const Range& a, const Range& c, const char* why) {
         check_disjoint(kApi, a.role, a.begin, a.end, c.role, c.begin, c.end, why);
     };
     if (dst_r.begin != src_r.begin) disjoint(dst_r, src_r, "dst may reuse src only as the same tensor");
-    for (const Range* r : {&src_r, &dst_r}) {
-        disjoint(sum_r, *r, "sum and max are separate outputs");
-        disjoint(max_r, *r, "sum and max are separate outputs");
+    if (sum && max) {
+        const Range sum_r{"sumTensor", sum->ascrun_addr(), sum->ascrun_addr() + reduced * sizeof(TSum)};
+        const Range max_r{"maxTensor", max->ascrun_addr(), max->ascrun_addr() + reduced * sizeof(TSum)};
+        for (const Range* r : {&src_r, &dst_r}) {
+            disjoint(sum_r, *r, "sum and max are separate outputs");
+            disjoint(max_r, *r, "sum and max are separate outputs");
+        }
+        disjoint(sum_r, max_r, "sum and max are separate outputs");
     }
-    disjoint(sum_r, max_r, "sum and max are separate outputs");
+    if (tmp) {
+        if (tmp->GetSize() == 0) fault(format("%s: sharedTmpBuffer is empty", kApi));
+        ub_operand(b, kApi, "sharedTmpBuffer", *tmp, tmp->GetSize());
+        const Range tmp_r{"sharedTmpBuffer", tmp->ascrun_addr(), tmp->ascrun_addr() + tmp->GetSize()};
+        for (const Range* r : {&src_r, &dst_r}) {
+            disjoint(tmp_r, *r, "sharedTmpBuffer may not share memory with src or dst");
+        }
+    }
 
     std::vector<float> e(s.k);
     for (uint64_t row = 0; row < s.m; ++row) {
@@ -193,7 +208,7 @@ void run(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<TSum>& s
         }
         elem_t<T>* y = out + row * s.k;  // may be x: the row is read into e first
         for (uint32_t j = 0; j < s.k; ++j) y[j] = static_cast<T>(e[j] / row_sum);
-        for (uint32_t i = 0; i < kPerBlock; ++i) {
+        for (uint32_t i = 0; sums && i < kPerBlock; ++i) {
             sums[row * kPerBlock + i] = static_cast<TSum>(row_sum);
             maxes[row * kPerBlock + i] = static_cast<TSum>(row_max);
         }
@@ -211,8 +226,8 @@ template <typename T, bool isReuseSource = false, bool isBasicBlock = false, boo
 inline void SoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& sumTensor, const LocalTensor<T>& maxTensor,
                     const LocalTensor<T>& srcTensor, const SoftMaxTiling& tiling,
                     const SoftMaxShapeInfo& softmaxShapeInfo = {}) {
-    ascrun::softmax::run<T, T, isBasicBlock, isDataFormatNZ, config>(dstTensor, sumTensor, maxTensor, srcTensor,
-                                                                      tiling, softmaxShapeInfo);
+    ascrun::softmax::run<T, T, isBasicBlock, isDataFormatNZ, config>(dstTensor, &sumTensor, &maxTensor, srcTensor,
+                                                                      nullptr, tiling, softmaxShapeInfo);
 }
 
 // half dst and src, float sumTensor and maxTensor.
@@ -221,8 +236,19 @@ template <typename T, bool isReuseSource = false, bool isBasicBlock = false, boo
 inline void SoftMax(const LocalTensor<half>& dstTensor, const LocalTensor<float>& sumTensor,
                     const LocalTensor<float>& maxTensor, const LocalTensor<half>& srcTensor,
                     const SoftMaxTiling& tiling, const SoftMaxShapeInfo& softmaxShapeInfo = {}) {
-    ascrun::softmax::run<half, float, isBasicBlock, isDataFormatNZ, config>(dstTensor, sumTensor, maxTensor,
-                                                                             srcTensor, tiling, softmaxShapeInfo);
+    ascrun::softmax::run<half, float, isBasicBlock, isDataFormatNZ, config>(dstTensor, &sumTensor, &maxTensor,
+                                                                             srcTensor, nullptr, tiling,
+                                                                             softmaxShapeInfo);
+}
+
+// Without sumTensor and maxTensor, the temporary space in sharedTmpBuffer.
+template <typename T, bool isReuseSource = false, bool isBasicBlock = false, bool isDataFormatNZ = false,
+          const SoftmaxConfig& config = SOFTMAX_DEFAULT_CFG>
+inline void SoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,
+                    const LocalTensor<uint8_t>& sharedTmpBuffer, const SoftMaxTiling& tiling,
+                    const SoftMaxShapeInfo& softmaxShapeInfo = {}) {
+    ascrun::softmax::run<T, T, isBasicBlock, isDataFormatNZ, config>(dstTensor, nullptr, nullptr, srcTensor,
+                                                                      &sharedTmpBuffer, tiling, softmaxShapeInfo);
 }
 
 }  // namespace AscendC
