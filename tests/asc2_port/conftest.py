@@ -15,7 +15,6 @@ torch where the original uses it. A case that cannot build or run on a SOC for a
 port is in KNOWN with the first line of its error: it runs, and is skipped with that reason and line
 only when its error's first line begins so (g++'s "did you mean" hint aside); any other failure
 fails, and an entry whose case now passes fails too, so that the entry goes."""
-import inspect
 import re
 
 import pytest
@@ -23,8 +22,6 @@ import pytest
 import ascrun
 
 SOCS = ("Ascend910B1", "Ascend950PR_9599")
-DEFAULT_SOC = "Ascend910B1"
-RUN_LOCAL_TAKES_SOC = "soc" in inspect.signature(ascrun.run_local).parameters
 
 LACKS = "the cpu target's runtime lacks"
 NIGHTLY_910B = "pyasc's nightly lowers this for Ascend910B1 (c220) to"
@@ -52,8 +49,7 @@ A2_LIMITS = re.compile(r"error: static assertion failed: \w+: T must be .*\(Atla
 COMPARE_950_WHY = (f"{ON_950} takes Compare's count form in 256-byte repeats, as on Atlas A2, so a 32-element tile "
                    "is read past its end")
 # (file::case pattern without the SOC, SOC or ANY_SOC) -> (why, the error's first line as it must begin, or a
-# regular expression it must match at its start); the first
-# entry that matches a case is its entry
+# regular expression it must match at its start); a case's entry is the first that matches it
 KNOWN = {
     ("test_matmul_tiled.py::test_matmul_tiled[4]", "Ascend910B1"): (PASS_FAILS, DOMINATE),
     ("test_matmul_tiled.py::test_matmul_tiled[8]", "Ascend910B1"): (PASS_FAILS, DOMINATE),
@@ -140,8 +136,6 @@ def pytest_collection_modifyitems(items):
 
 @pytest.fixture(params=SOCS)
 def soc(request):
-    if request.param != DEFAULT_SOC and not RUN_LOCAL_TAKES_SOC:
-        pytest.skip(f"ascrun.run_local has no soc= here: {request.param} on the cpu target is not merged yet")
     return request.param
 
 
@@ -195,12 +189,11 @@ def runner(case: str, soc: str, launch):
 def run(request, soc):
     """run(kernel, core_num, *args): ascrun.run_local on this case's SOC (any access past a tensor
     faults), this case's KNOWN entry applied."""
-    options = {"soc": soc} if RUN_LOCAL_TAKES_SOC else {}
     return runner(_case(request.node), soc,
-                  lambda kernel, core_num, *args: ascrun.run_local(kernel, core_num, *args, **options))
+                  lambda kernel, core_num, *args: ascrun.run_local(kernel, core_num, *args, soc=soc))
 
 
-C310_SOCS = ("Ascend950PR_9599",)
+C310_SOCS = (SOC950,)
 
 
 def require_c310(soc: str) -> None:

@@ -8,7 +8,7 @@ pytestmark = pytest.mark.service
 pytest.importorskip("asc.experimental.asctile", reason="asctile comes with pyasc's nightly (pyasc-dev)")
 
 from . import test_matmul_mnblock, test_vadd, test_vmuladd  # noqa: E402
-from .conftest import DEFAULT_SOC, runner  # noqa: E402
+from .conftest import runner  # noqa: E402
 
 CASES = [
     (test_vadd.test_vadd, {}),
@@ -22,6 +22,5 @@ CASES = [
 def test_ports_through_the_pool(client, soc, port, params):
     module = inspect.getmodule(port).__name__.rsplit(".", 1)[-1]
     case = f"{module}.py::{port.__name__}" + (f"[{'-'.join(map(str, params.values()))}]" if params else "")
-    asked = None if soc == DEFAULT_SOC else soc  # no SOC: any cpu worker, which runs the default
-    run = runner(case, soc, lambda kernel, core_num, *args: client.launch(kernel, core_num, *args, soc=asked))
+    run = runner(case, soc, lambda kernel, core_num, *args: client.launch(kernel, core_num, *args, soc=soc))
     port(run=run, **({"soc": soc} if "soc" in inspect.signature(port).parameters else {}), **params)
