@@ -109,6 +109,10 @@ def test_open_mode_needs_no_token(open_pool, page, tmp_path):
     page.goto(f"{open_pool.url}/dashboard")
     expect(page.locator("#health")).to_contain_text("open mode", timeout=EXPECT_MS)
     expect(page.locator("#pool tbody tr").first).to_contain_text("cpu", timeout=EXPECT_MS)
+    # a cpu worker serves every SOC it models: one column counts them, each named in its title
+    expect(page.locator("#pool tbody tr").first).to_contain_text(re.compile(r"\d+ SOCs"))
+    expect(page.locator("#pool tbody tr span[title]").first).to_have_attribute(
+        "title", re.compile(r"^Ascend910B1: \d+ worker"))
     assert page.locator("#token-form").is_hidden() and page.locator("#error").is_hidden()
     screenshot(page, tmp_path, "open-mode")
 
@@ -465,11 +469,14 @@ def test_an_operator_sees_every_tenants_jobs_every_worker_and_each_tenants_figur
     (name,) = [worker["name"] for target in targets for worker in target["live"]]  # the pool's one worker
     row = page.locator(f'#workers tr[data-worker="{name}"]')
     expect(row.locator(f'a[href="#job={spinning.id}"]')).to_be_visible(timeout=60_000)
-    expect(row).to_contain_text("cpu (any SOC; build + run)")
-    expect(row).to_contain_text("frontend, build, run: memory")
-    expect(row).to_contain_text(re.compile(r"\d+\.\d s ago"))
     overview = httpx.get(f"{tenant_pool.url}/v1/pool", headers=operator_auth).json()
     (said,) = overview["workers"]
+    socs = said["serves"]["cpu"]["socs"]  # every SOC the cpu target models: counted, named in the title
+    assert "Ascend910B1" in socs and len(socs) > 3
+    expect(row).to_contain_text(f"cpu ({len(socs)} SOCs; build + run)")
+    expect(row.locator("span[title]").first).to_have_attribute("title", f"cpu: {', '.join(socs)}")
+    expect(row).to_contain_text("frontend, build, run: memory")
+    expect(row).to_contain_text(re.compile(r"\d+\.\d s ago"))
     assert said["name"] == name and said["serves"]["cpu"]["jails"]["stages"] == ["frontend", "build", "run"]
     # the tenants of the tenants file, each with its figures
     expect(page.locator("#tenants tbody tr")).to_have_count(3)

@@ -22,12 +22,24 @@ function ordinal(n) {
 const seconds = (s) => (s < 1 ? `${(s * 1000).toFixed(1)} ms` : `${s.toFixed(2)} s`);
 const clock = (epoch) => new Date(epoch * 1000).toLocaleTimeString();
 
-// The pool as a table: a row per target, a column per SOC any worker serves.
+// The pool as a table: a row per target, a column per SOC any worker serves; past a few SOCs (a
+// cpu worker serves a dozen) one column counts them, each SOC's workers in its title.
+const SOC_COLUMNS = 4;
+
+function socCount(counts) {
+  const names = Object.keys(counts).sort();
+  const cell = el("span", null, names.length ? `${names.length} SOCs` : "–");
+  cell.title = names.map((soc) => `${soc}: ${counts[soc]} worker${counts[soc] === 1 ? "" : "s"}`).join("\n");
+  return cell;
+}
+
 export function drawPool(table, targets) {
   const socs = [...new Set(targets.flatMap((target) => Object.keys(target.socs)))].sort();
-  const head = row("th", ["target", "workers", ...socs, "queued", "oldest queued"]);
+  const columns = socs.length <= SOC_COLUMNS;
+  const head = row("th", ["target", "workers", ...(columns ? socs : ["SOCs"]), "queued", "oldest queued"]);
   const body = targets.map((target) => {
-    const tr = row("td", [target.name, String(target.workers), ...socs.map((soc) => String(target.socs[soc] ?? "–")),
+    const bySoc = columns ? socs.map((soc) => String(target.socs[soc] ?? "–")) : [socCount(target.socs)];
+    const tr = row("td", [target.name, String(target.workers), ...bySoc,
       String(target.queued), target.oldest_queued_s == null ? "–" : seconds(target.oldest_queued_s)]);
     tr.title = target.description;
     tr.classList.toggle("idle", target.workers === 0);
@@ -162,13 +174,20 @@ export function drawError(message, python, error) {
 
 const bytes = (n) => (n ? `${(n / 2 ** 30).toFixed(n % 2 ** 30 ? 1 : 0)} GiB` : "unlimited");
 
+// A worker's SOCs: named when few; a cpu worker serves every SOC it models (a dozen), counted, the
+// names in the title.
+const socsOf = (socs) => (!socs?.length ? "any SOC" : socs.length <= 3 ? socs.join(", ") : `${socs.length} SOCs`);
+
 // What a worker serves: per target its SOCs and stages, and its jails (their stages and limits).
 function serves(worker) {
-  const targets = Object.entries(worker.serves).map(([target, said]) =>
-    `${target} (${said.socs?.length ? said.socs.join(", ") : "any SOC"}; ${(said.stages ?? []).join(" + ")})`);
-  const jails = Object.values(worker.serves).map((said) => said.jails).filter(Boolean).map((jails) =>
+  const said = Object.entries(worker.serves);
+  const targets = el("span", null, said.map(([target, { socs, stages }]) =>
+    `${target} (${socsOf(socs)}; ${(stages ?? []).join(" + ")})`).join("; "));
+  targets.title = said.map(([target, { socs }]) => `${target}: ${socs?.length ? socs.join(", ") : "any SOC"}`)
+    .join("\n");
+  const jails = said.map(([, { jails }]) => jails).filter(Boolean).map((jails) =>
     `${jails.stages.join(", ")}: memory ${bytes(jails.memory)}, cpu ${jails.cpu} s, ${jails.files} files`);
-  return [targets.join("; "), [...new Set(jails)].join("; ") || "–"];
+  return [targets, [...new Set(jails)].join("; ") || "–"];
 }
 
 // The operator's panel: every live worker, and every tenant of the tenants file (v1/pool).
