@@ -14,7 +14,9 @@ Each case runs in process (ascrun.run_local) on each SOC of SOCS and is checked 
 torch where the original uses it. A case that cannot build or run on a SOC for a reason outside the
 port is in KNOWN with the first line of its error: it runs, and is skipped with that reason and line
 only when its error's first line begins so (g++'s "did you mean" hint aside); any other failure
-fails, and an entry whose case now passes fails too, so that the entry goes."""
+fails, and an entry whose case now passes fails too, so that the entry goes. A case that runs to
+wrong results is in WRONG_RESULTS: a strict xfail, which fails the day the results are right.
+test_through_the_pool.py sends a few of these cases through the service (Client.launch) per SOC."""
 import re
 
 import pytest
