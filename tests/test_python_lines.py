@@ -7,7 +7,7 @@ import pytest
 
 import ascrun
 import faulty
-from conftest import kernel_line
+from conftest import kernel_line, load_module
 import python_lines as kernels
 from kernels import hazards, report
 from ascrun.compiler.frontend import name_sites, site_tokens, without_sites
@@ -111,6 +111,15 @@ def test_a_cpp_build_error_names_the_python_line_and_the_kernels_types():
 
 
 @pytest.mark.unit
+def test_statements_pyasc_rewrites_keep_the_line_they_came_from(tmp_path):
+    """pyasc turns `m += 1` into an assignment of its own making, without a line: the statement was
+    marked as written (every kernel with one failed: 'Assign' object has no attribute 'lineno')."""
+    path = tmp_path / "augmented.py"
+    path.write_text("import asc\n\n\n@asc.jit\ndef k(n: int):\n    m = n\n    m += 1\n"
+                    "    asc.printf(\"m=%d\\n\", m)\n")
+    assert ascrun.run_local(load_module(path, "augmented").k, 1, 7).log == "[AIV Block 0/1] m=8\n"
+
+
 def test_a_cpp_line_maps_to_the_statement_marked_above_it():
     source = "void k() {\n  ascrun::at(2);\n  AscendC::Add(a, b, c, 64);\n  ascrun::at(1);\n}\n"
     assert site_tokens(source)[:5] == [None, "py#2", "py#2", "py#1", "py#1"]

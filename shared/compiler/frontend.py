@@ -331,8 +331,10 @@ def _mark_statements(create_verbatim: Callable) -> None:
 
     @functools.wraps(visit)
     def visit_marking(self: Any, node: Any) -> Any:
+        # a statement pyasc made itself (`m += 1` becomes an assignment without a line) is part of
+        # the one the kernel wrote, marked already
         if (_sites is not None and isinstance(node, ast.stmt) and not isinstance(node, ast.FunctionDef)
-                and self.state.inside_function and not self.state.discard_everything):
+                and hasattr(node, "lineno") and self.state.inside_function and not self.state.discard_everything):
             file, line = _statement_site(self.location, node)
             site = f"{file}:{line}"
             if site not in _sites:
