@@ -7,8 +7,7 @@ The mapping: asc2.load(t, shape, offsets=o, location=L) -> asctile.copy_in(t, o,
 asc2.store -> asctile.copy_out; asc2.copy(src, shape, offsets=o, location=L) -> asctile.copy(src, o,
 shape, L); asc2.TileLocation -> asctile.TensorLocation; asc2.tensor -> asctile.global_tensor;
 asc2.matmul_acc(a, b, acc) -> asctile.matmul_acc(acc, a, b); range(..., parallel=True) has no
-asctile form (asctile.range keeps unroll_factor). ascrun takes no function as a ConstExpr
-argument, so an op passes by name.
+asctile form (asctile.range keeps unroll_factor).
 
 Each case runs in process (ascrun.run_local) on each SOC of SOCS and is checked against numpy, or
 torch where the original uses it. A case that cannot build or run on a SOC for a reason outside the

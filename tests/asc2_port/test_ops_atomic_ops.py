@@ -1,6 +1,5 @@
 """Port of asc2's operations/test_atomic_ops.py: 4 blocks each add 10 to their quarter of x and
-atomic_add/max/min it into the same 32 elements of z, on float32, float16 and int32, against torch.
-The op goes to the kernel by name (ascrun takes no function as a ConstExpr)."""
+atomic_add/max/min it into the same 32 elements of z, on float32, float16 and int32, against torch."""
 import pytest
 import torch
 
@@ -13,16 +12,10 @@ REFERENCE = {"atomic_add": torch.add, "atomic_max": torch.maximum, "atomic_min":
 
 @asctile.jit
 def kernel(x_ptr: asctile.GlobalAddress, z_ptr: asctile.GlobalAddress, size: asctile.ConstExpr[int],
-           tile_length: asctile.ConstExpr[int], op: asctile.ConstExpr[str]):
+           tile_length: asctile.ConstExpr[int], op: asctile.ConstExpr):
     xt = asctile.copy_in(asctile.global_tensor(x_ptr, [size]), [asctile.block_idx() * tile_length], [tile_length])
     xt += asctile.full_like(xt, 10)  # upstream's temporary tile, which keeps its queue synchronization valid
-    z = asctile.global_tensor(z_ptr, [tile_length])
-    if op == "atomic_add":
-        asctile.atomic_add(xt, z, [0])
-    elif op == "atomic_max":
-        asctile.atomic_max(xt, z, [0])
-    else:
-        asctile.atomic_min(xt, z, [0])
+    op(xt, asctile.global_tensor(z_ptr, [tile_length]), [0])
 
 
 def create_input(shape, dtype):
@@ -40,7 +33,7 @@ def test_atomic_op(run, op, dtype):
     x = create_input([size], dtype)
     z = create_input([tile_length], dtype)
     expected = z.clone()
-    run(kernel, USE_CORE_NUM, x, z, size, tile_length, op)
+    run(kernel, USE_CORE_NUM, x, z, size, tile_length, getattr(asctile, op))
     for i in range(USE_CORE_NUM):
         expected = REFERENCE[op](expected, x[i * tile_length:(i + 1) * tile_length] + 10)
     torch.testing.assert_close(z, expected, atol=1e-3, rtol=1e-3)

@@ -1,7 +1,6 @@
 """Port of asc2's operations/test_binary_ops.py: each binary op tile-tile (VV), tile-scalar (VS) and
 scalar-tile (SV) on 32 elements, against torch; bfloat16 only on the C310 architecture, as upstream.
-The op and the form go to the kernel by name (ascrun takes no function as a ConstExpr),
-the scalar as a Python number (upstream: a zero-dimension tensor)."""
+The scalar goes as a Python number (upstream: a zero-dimension tensor)."""
 import pytest
 import torch
 
@@ -21,7 +20,7 @@ REFERENCE = {name: torch_op for name, torch_op, _, _ in OPS}
 
 @asctile.jit
 def kernel(x_ptr, y_ptr, z_ptr, block_length: asctile.ConstExpr[int], fmt: asctile.ConstExpr[str],
-           op: asctile.ConstExpr[str]):
+           op: asctile.ConstExpr):
     if fmt == "VV":
         xt = asctile.copy_in(asctile.global_tensor(x_ptr, [32]), [0], [block_length])
         yt = asctile.copy_in(asctile.global_tensor(y_ptr, [32]), [0], [block_length])
@@ -31,23 +30,7 @@ def kernel(x_ptr, y_ptr, z_ptr, block_length: asctile.ConstExpr[int], fmt: ascti
     else:
         xt = x_ptr
         yt = asctile.copy_in(asctile.global_tensor(y_ptr, [32]), [0], [block_length])
-    if op == "add":
-        zt = asctile.add(xt, yt)
-    elif op == "div":
-        zt = asctile.div(xt, yt)
-    elif op == "mul":
-        zt = asctile.mul(xt, yt)
-    elif op == "sub":
-        zt = asctile.sub(xt, yt)
-    elif op == "left_shift":
-        zt = asctile.left_shift(xt, yt)
-    elif op == "right_shift":
-        zt = asctile.right_shift(xt, yt)
-    elif op == "maximum":
-        zt = asctile.maximum(xt, yt)
-    else:
-        zt = asctile.minimum(xt, yt)
-    asctile.copy_out(zt, asctile.global_tensor(z_ptr, [32]), [0])
+    asctile.copy_out(op(xt, yt), asctile.global_tensor(z_ptr, [32]), [0])
 
 
 def vector(dtype: torch.dtype, size: int) -> torch.Tensor:
@@ -67,7 +50,7 @@ def test_binary_operations(run, soc, op, fmt, dtype):
     x = vector(dtype, size) if fmt != SV else scalar
     y = vector(dtype, size) if fmt != VS else scalar
     z = torch.zeros(size, dtype=dtype)
-    run(kernel, 1, x, y, z, size, fmt, op)
+    run(kernel, 1, x, y, z, size, fmt, getattr(asctile, op))
     expected = REFERENCE[op](*(v if isinstance(v, torch.Tensor) else torch.tensor(v, dtype=dtype) for v in (x, y)))
     if dtype == torch.float32:
         assert torch.allclose(z, expected, atol=1e-3), f"Failed {op}"

@@ -1,7 +1,7 @@
 """Port of asc2's operations/test_reduce_ops.py: reduce_prod/min/sum/max of a 64 x 32 float32 tile
 over dimension 0 or 1 (1 only on the C310 architecture, as upstream), with and without keep_dims, and
-reduce_max of a partial tile (the first 1, 7 or 17 of 32 elements), against torch. The op goes to
-the kernel by name (ascrun takes no function as a ConstExpr), the shape as its dimensions."""
+reduce_max of a partial tile (the first 1, 7 or 17 of 32 elements), against torch. The shape goes
+as its dimensions."""
 import pytest
 import torch
 
@@ -16,17 +16,10 @@ ROWS, COLS = 64, 32
 
 @asctile.jit
 def kernel(input_ptr: asctile.GlobalAddress, output_ptr: asctile.GlobalAddress, reduce_dim: asctile.ConstExpr[int],
-           rows: asctile.ConstExpr[int], cols: asctile.ConstExpr[int], op: asctile.ConstExpr[str],
+           rows: asctile.ConstExpr[int], cols: asctile.ConstExpr[int], op: asctile.ConstExpr,
            keep_dims: asctile.ConstExpr[bool]):
     tile = asctile.copy_in(asctile.global_tensor(input_ptr, [rows, cols]), [0, 0], [rows, cols])
-    if op == "reduce_prod":
-        output = asctile.reduce_prod(tile, reduce_dim, keep_dims=keep_dims)
-    elif op == "reduce_min":
-        output = asctile.reduce_min(tile, reduce_dim, keep_dims=keep_dims)
-    elif op == "reduce_sum":
-        output = asctile.reduce_sum(tile, reduce_dim, keep_dims=keep_dims)
-    else:
-        output = asctile.reduce_max(tile, reduce_dim, keep_dims=keep_dims)
+    output = op(tile, reduce_dim, keep_dims=keep_dims)
     if keep_dims:
         if reduce_dim == 0:
             asctile.copy_out(output, asctile.global_tensor(output_ptr, [1, cols]), [0, 0])
@@ -50,7 +43,7 @@ def test_reduce(run, soc, op, keep_dims, dim):
     x = torch.randn((ROWS, COLS), dtype=torch.float32) * 2.0
     expected = REFERENCE[op](x, dim, keepdim=keep_dims)
     output = torch.zeros(expected.shape, dtype=torch.float32)
-    run(kernel, 1, x, output, dim, ROWS, COLS, op, keep_dims)
+    run(kernel, 1, x, output, dim, ROWS, COLS, getattr(asctile, op), keep_dims)
     torch.testing.assert_close(output, expected)
 
 

@@ -1,7 +1,7 @@
 """Port of asc2's operations/test_shape_ops.py: broadcast_to (C310 only, without static allocation,
 as upstream), reshape, ravel, expand_dims and squeeze of a loaded tile on float16, float32 and int32,
 and a one-element full broadcast to the output's shape, against torch. Each shape op has its
-kernel, its shapes written in (ascrun takes no function as a ConstExpr)."""
+kernel, its shapes written in."""
 import pytest
 import torch
 

@@ -1,7 +1,7 @@
 """Port of asc2's operations/test_where.py: where(cmp(x, y), x, y) and where(cmp(x, scalar), 0, 1)
 for each comparison on 32 elements, against torch; dtypes other than float16 and float32 only on the
-C310 architecture, as upstream. The comparison goes to the kernel by name (ascrun takes no function
-as a ConstExpr), the scalar as a Python number (upstream: a zero-dimension tensor)."""
+C310 architecture, as upstream. The scalar goes as a Python number (upstream: a zero-dimension
+tensor)."""
 import pytest
 import torch
 
@@ -17,35 +17,18 @@ COMPARISONS = {"equal": torch.eq, "not_equal": torch.ne, "greater": torch.gt, "g
 
 
 @asctile.jit
-def compare(xt, yt, op: asctile.ConstExpr[str]):
-    if op == "equal":
-        mask = asctile.equal(xt, yt)
-    elif op == "not_equal":
-        mask = asctile.not_equal(xt, yt)
-    elif op == "greater":
-        mask = asctile.greater(xt, yt)
-    elif op == "greater_equal":
-        mask = asctile.greater_equal(xt, yt)
-    elif op == "less":
-        mask = asctile.less(xt, yt)
-    else:
-        mask = asctile.less_equal(xt, yt)
-    return mask
-
-
-@asctile.jit
 def where_kernel(x_ptr: asctile.GlobalAddress, y_ptr: asctile.GlobalAddress, z_ptr: asctile.GlobalAddress,
-                 op: asctile.ConstExpr[str]):
+                 op: asctile.ConstExpr):
     xt = asctile.copy_in(asctile.global_tensor(x_ptr, [SIZE]), [0], [SIZE])
     yt = asctile.copy_in(asctile.global_tensor(y_ptr, [SIZE]), [0], [SIZE])
-    asctile.copy_out(asctile.where(compare(xt, yt, op), xt, yt), asctile.global_tensor(z_ptr, [SIZE]), [0])
+    asctile.copy_out(asctile.where(op(xt, yt), xt, yt), asctile.global_tensor(z_ptr, [SIZE]), [0])
 
 
 @asctile.jit
 def where_scalar_kernel(x_ptr: asctile.GlobalAddress, scalar, z_ptr: asctile.GlobalAddress,
-                        op: asctile.ConstExpr[str]):
+                        op: asctile.ConstExpr):
     xt = asctile.copy_in(asctile.global_tensor(x_ptr, [SIZE]), [0], [SIZE])
-    zt = asctile.where(compare(xt, scalar, op), asctile.cast(0.0, x_ptr.dtype), asctile.cast(1.0, x_ptr.dtype))
+    zt = asctile.where(op(xt, scalar), asctile.cast(0.0, x_ptr.dtype), asctile.cast(1.0, x_ptr.dtype))
     asctile.copy_out(zt, asctile.global_tensor(z_ptr, [SIZE]), [0])
 
 
@@ -67,7 +50,7 @@ def test_where_ops(run, soc, op, dtype):
     torch.manual_seed(0)
     x, y = create_tensor(dtype), create_tensor(dtype)
     result = torch.zeros_like(x)
-    run(where_kernel, 1, x, y, result, op)
+    run(where_kernel, 1, x, y, result, getattr(asctile, op))
     torch.testing.assert_close(result, torch.where(COMPARISONS[op](x, y), x, y))
 
 
@@ -79,7 +62,7 @@ def test_where_scalar_ops(run, soc, op, dtype):
     x = create_tensor(dtype)
     scalar = 0 if not dtype.is_floating_point else 0.5
     result = torch.zeros_like(x)
-    run(where_scalar_kernel, 1, x, scalar, result, op)
+    run(where_scalar_kernel, 1, x, scalar, result, getattr(asctile, op))
     expected = torch.where(COMPARISONS[op](x, torch.tensor(scalar, dtype=dtype)), torch.tensor(0, dtype=dtype),
                            torch.tensor(1, dtype=dtype))
     torch.testing.assert_close(result, expected)
