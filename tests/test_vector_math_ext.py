@@ -1,16 +1,20 @@
 """The Ascend C APIs asc2's ported tests (tests/asc2_port) found the cpu runtime lacking, each made by
 pyasc's nightly from an asctile kernel (tests/kernels/vector_math_ext.py) and run through run_local for
 Ascend910B1 and, where it exists, Ascend950PR_9599: the high-level unary math (Sin, Cos, Tan, Sinh, Cosh,
-Ceil, Floor: 高阶API/数学计算/<Op>接口/<Op>.md) and the 950's Subs/Divs (基础算术/Subs（灵活标量位置）.md,
-Divs（灵活标量位置）.md). Outputs against numpy (computed in float and rounded once to the dtype, which the
-pages state no precision for: tight tolerances), refusals against their messages. On pyasc 1.1.1, which
-has no asctile, these skip."""
+Ceil, Floor: 高阶API/数学计算/<Op>接口/<Op>.md), the 950's Subs/Divs (基础算术/Subs（灵活标量位置）.md,
+Divs（灵活标量位置）.md), ReduceProd and ReduceMax/Min/Sum<T, Pattern::Reduce::AR|RA> (高阶API/归约操作),
+SetAtomicAdd/Max/Min with SetAtomicNone (基础API/原子操作) and the 950's Broadcast with its tiling
+(高阶API/张量变换/Broadcast.md). Outputs against numpy (computed in float and rounded once to the dtype,
+which the pages state no precision for: tight tolerances), refusals against their messages, a few from
+kernels written in Ascend C. On pyasc 1.1.1, which has no asctile, these skip."""
 import re
 
 import numpy as np
 import pytest
 
 import ascrun
+from ascrun.compiler import pipeline
+from ascrun.compiler.errors import BuildError
 from conftest import unsited
 from test_asctile import needs_asctile
 
@@ -151,3 +155,70 @@ def test_broadcast_to_rows_on_950(kernels, rows, cols, dtype):
     assert re.search(r"AscendC::GetBroadcastTilingInfo<\w+, 3>\(3, dstShape, srcShape, false, \w+\);", result.source)
     assert re.search(r"AscendC::Broadcast\(\w+, \w+, dstShape, srcShape, &\w+\);", result.source)
     np.testing.assert_array_equal(z, np.broadcast_to(x, (rows, cols)))
+
+
+# ---- refusals of written kernels (what asctile does not emit) -----------------------------------------
+ARCH_910B, ARCH_950 = 2201, 3510  # the cpu toolchain's npu_arch for each (socs.py)
+
+
+def run_written(body: str, npu_arch: int):
+    """Builds a kernel `k(__gm__ float* unused)` of `body` for `npu_arch` and runs it on one block."""
+    source = ('#include "kernel_operator.h"\n'
+              f'extern "C" __global__ __aicore__ void k(__gm__ float* unused) {{\n{body}}}\n')
+    target = pipeline.get_target("cpu")
+    artifact = target.toolchain.build(source, "k", "AIV_ONLY", npu_arch)
+    params = [{"name": "unused", "kind": "tensor", "dtype": "float32"}]
+    target.runner.run(artifact, 1, params, ["explicit"], [np.zeros(8, np.float32)])
+
+
+REDUCE_PROD = """  AscendC::LocalTensor<float> src{AscendC::TPosition::VECCALC, 0, 512};
+  AscendC::LocalTensor<float> dst{AscendC::TPosition::VECCALC, 4096, 64};
+  const uint32_t shape[2] = {SHAPE};
+  AscendC::ReduceProd<float, AscendC::Pattern::Reduce::AR>(dst, src, shape, PAD);
+"""
+
+
+@pytest.mark.parametrize("shape, pad, message", [
+    ("4, 32", "false", 'ReduceProd: srcInnerPad must be true on Atlas A2/A3 (ReduceProd.md: "当前只支持true")'),
+    ("4, 10", "true", "ReduceProd: the inner axis of srcShape {4, 10} is 40 bytes, not a multiple of 32 (with "
+                      "srcInnerPad the caller pads it: ReduceProd.md)"),
+])
+def test_pattern_reductions_keep_atlas_a2s_inner_axis_rules(shape, pad, message):
+    with pytest.raises(ascrun.KernelError) as e:
+        run_written(REDUCE_PROD.replace("SHAPE", shape).replace("PAD", pad), ARCH_910B)
+    assert str(e.value) == f"block 0: {message}"
+
+
+BROADCAST = """  AscendC::LocalTensor<float> src{AscendC::TPosition::VECCALC, 0, 64};
+  AscendC::LocalTensor<float> dst{AscendC::TPosition::VECCALC, 4096, 512};
+  const uint32_t dstShape[2] = {4, 32};
+  const uint32_t srcShape[2] = {SRC};
+  const uint32_t otherShape[2] = {8, 32};
+  AscendC::BroadcastTiling tiling;
+  AscendC::GetBroadcastTilingInfo<float>(2, dstShape, srcShape, false, tiling);
+  AscendC::Broadcast(dst, src, DST, srcShape, &tiling);
+"""
+
+
+@pytest.mark.parametrize("src, dst, message", [
+    ("2, 32", "dstShape", "GetBroadcastTilingInfo: srcShape[0] = 2 cannot broadcast to dstShape[0] = 4 (an axis is "
+                          "either equal or 1 in srcShape)"),
+    ("1, 32", "otherShape", "Broadcast: axis 0 of dstShape/srcShape is 8/1, the tiling's 4/1 (GetBroadcastTilingInfo "
+                            "with these shapes first)"),
+])
+def test_broadcast_refuses_shapes_that_do_not_broadcast_or_match_the_tiling(src, dst, message):
+    with pytest.raises(ascrun.KernelError) as e:
+        run_written(BROADCAST.replace("SRC", src).replace("DST", dst), ARCH_950)
+    assert str(e.value) == f"block 0: {message}"
+
+
+SUBS = """  AscendC::LocalTensor<float> src{AscendC::TPosition::VECCALC, 0, 64};
+  AscendC::LocalTensor<float> dst{AscendC::TPosition::VECCALC, 4096, 64};
+  AscendC::Subs(dst, 2.0f, src, 64);
+"""
+
+
+def test_subs_is_the_950s_only():
+    with pytest.raises(BuildError) as e:
+        run_written(SUBS, ARCH_910B)
+    assert "static assertion failed: Subs: Ascend 950 only (Subs（灵活标量位置）.md)" in str(e.value)

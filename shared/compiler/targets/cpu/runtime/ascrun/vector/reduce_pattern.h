@@ -40,21 +40,25 @@ namespace reduce2d {
 
 struct ProdOp {
     static constexpr const char* name = "ReduceProd";
+    static constexpr const char* page = "ReduceProd.md";
     template <typename T>
     static T apply(T a, T b) { return arith::mul(a, b); }
 };
 struct SumOp {
     static constexpr const char* name = "ReduceSum";
+    static constexpr const char* page = "ReduceSum-90.md";
     template <typename T>
     static T apply(T a, T b) { return arith::add(a, b); }
 };
 struct MaxOp {
     static constexpr const char* name = "ReduceMax";
+    static constexpr const char* page = "ReduceMax-91.md";
     template <typename T>
     static T apply(T a, T b) { return arith::max(a, b); }
 };
 struct MinOp {
     static constexpr const char* name = "ReduceMin";
+    static constexpr const char* page = "ReduceMin-92.md";
     template <typename T>
     static T apply(T a, T b) { return arith::min(a, b); }
 };
@@ -89,12 +93,13 @@ void reduce(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& s
     }
     if (!mask::kAscend950) {  // on the 950 srcInnerPad is reserved: the API works it out from srcShape
         if (!srcInnerPad) {
-            fault(format("%s: srcInnerPad must be true on Atlas A2/A3 (%s: \"当前只支持true\")", Op::name, Op::name));
+            fault(format("%s: srcInnerPad must be true on Atlas A2/A3 (%s: \"当前只支持true\")", Op::name, Op::page));
         }
         if (cols * sizeof(T) % 32 != 0) {
             fault(format("%s: the inner axis of srcShape {%llu, %llu} is %llu bytes, not a multiple of 32 (with "
-                         "srcInnerPad the caller pads it)", Op::name, static_cast<unsigned long long>(rows),
-                         static_cast<unsigned long long>(cols), static_cast<unsigned long long>(cols * sizeof(T))));
+                         "srcInnerPad the caller pads it: %s)", Op::name, static_cast<unsigned long long>(rows),
+                         static_cast<unsigned long long>(cols), static_cast<unsigned long long>(cols * sizeof(T)),
+                         Op::page));
         }
     }
     const uint64_t n_src = rows * cols, n_dst = Pattern::kReduceRows ? cols : rows;
