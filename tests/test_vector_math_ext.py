@@ -222,3 +222,20 @@ def test_subs_is_the_950s_only():
     with pytest.raises(BuildError) as e:
         run_written(SUBS, ARCH_910B)
     assert "static assertion failed: Subs: Ascend 950 only (Subs（灵活标量位置）.md)" in str(e.value)
+
+
+SIN_CONFIG = """  AscendC::LocalTensor<float> src{AscendC::TPosition::VECCALC, 0, 64};
+  AscendC::LocalTensor<float> dst{AscendC::TPosition::VECCALC, 4096, 64};
+  AscendC::Duplicate(src, 70000.0f, 64);
+  constexpr static AscendC::SinConfig config = {AscendC::SinAlgo::ALGO};
+  AscendC::Sin<float, false, config>(dst, src, 64);
+"""
+
+
+def test_sins_radian_reduction_on_950_takes_any_input():
+    """Sin.md: on the 950, RADIAN_REDUCTION "支持输入全值域"; the default polynomial takes [-65504, 65504]."""
+    run_written(SIN_CONFIG.replace("ALGO", "RADIAN_REDUCTION"), ARCH_950)
+    with pytest.raises(ascrun.KernelError) as e:
+        run_written(SIN_CONFIG.replace("ALGO", "POLYNOMIAL_APPROXIMATION"), ARCH_950)
+    assert str(e.value) == ("block 0: Sin: srcTensor[0] = 70000 is outside [-65504, 65504], the input range the "
+                            "reference defines (Sin.md)")
