@@ -79,7 +79,8 @@ test-pythons:
 # asctile's, bfloat16 tensors' and the Ascend 950's (the nightly's alone; they skip on 1.1.1), which run
 # whole here.
 NIGHTLY_TESTS := $(PYTHON_FACING_TESTS) tests/test_cpu_run.py tests/test_asctile.py tests/test_bf16_args.py \
-	tests/test_soc950.py tests/test_vf_fusion.py tests/test_cann.py tests/test_python_lines.py tests/test_c310_api.py
+	tests/test_soc950.py tests/test_vf_fusion.py tests/test_cann.py tests/test_python_lines.py tests/test_c310_api.py \
+	tests/test_c310_dtypes.py
 NIGHTLY_SERVICE_TESTS := tests/test_asctile.py tests/test_bf16_args.py tests/test_asctile_exec.py tests/test_soc950.py
 
 # --clear: on a venv made before, the first install would put pyasc 1.1.1's files over the nightly's
