@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 import numpy as np
 
 from .compiler import structs
-from .compiler.bundle import KernelBundle, collect
+from .compiler.bundle import LANGUAGE_FUNCTION, KernelBundle, collect
 from .compiler.errors import KernelError, Kind
 from .compiler.frontend import ArgSpec, constexpr_params, param_annotations, param_names
 from .launch_checks import (BITS, annotation_problem, count_problem, scalar_problem, constexpr_only_problem,
@@ -134,6 +134,14 @@ def prepare(names: Sequence[str], args: Sequence[Any]) -> HostArgs:
         elif _is_pyasc_dtype(value):  # ConstExpr only
             host.specs.append(ArgSpec("scalar", "dtype", value.name))
             host.values[name] = value
+        elif callable(value) and not isinstance(value, type):  # ConstExpr only, and of a kernel language
+            module = getattr(value, "__module__", None) or type(value).__module__
+            function = f"{module}:{getattr(value, '__qualname__', '')}"
+            if not LANGUAGE_FUNCTION.fullmatch(function):
+                raise KernelError(f"argument '{name}' is a function from {module}: a ConstExpr function must be one "
+                                  "of asc's or asctile's kernel language", kind=Kind.BAD_REQUEST)
+            host.specs.append(ArgSpec("scalar", "function", function))
+            host.values[name] = value
         elif isinstance(value, np.generic) and value.dtype.kind in "biuf":
             host.specs.append(ArgSpec("scalar", value.dtype.name, value.item()))
             host.values[name] = value.item()
@@ -144,7 +152,7 @@ def prepare(names: Sequence[str], args: Sequence[Any]) -> HostArgs:
         else:
             raise KernelError(f"argument '{name}' is a {type(value).__name__}: pass numpy arrays, torch CPU "
                               "tensors, Python/numpy scalars, pyasc Structs or (for ConstExpr) strings, tuples "
-                              "of ints and pyasc dtypes", kind=Kind.BAD_REQUEST)
+                              "of ints, pyasc dtypes and kernel-language functions", kind=Kind.BAD_REQUEST)
         spec = host.specs[-1]
         problem = scalar_problem(spec.dtype, spec.value) if spec.kind == "scalar" else None
         if problem:

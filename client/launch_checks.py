@@ -10,6 +10,8 @@ from typing import Any, Collection, Optional, Sequence
 
 import numpy as np
 
+from .compiler.bundle import LANGUAGE_FUNCTION
+
 NUMPY_DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
                 "float32", "float64")
 # bfloat16 (torch.bfloat16, ml_dtypes.bfloat16), which numpy itself lacks, is held as its bits: a
@@ -18,7 +20,8 @@ BITS = {"bfloat16": "uint16"}
 TENSOR_DTYPES = NUMPY_DTYPES + tuple(BITS)
 # str, tuple and dtype: a ConstExpr's alone (they specialize the kernel): a string, a shape (a
 # tuple of ints) and one of pyasc's dtypes by name (asc.float16, asctile.float32)
-CONSTEXPR_ONLY = {"str": "a string", "tuple": "a tuple", "dtype": "a pyasc dtype"}
+CONSTEXPR_ONLY = {"str": "a string", "tuple": "a tuple", "dtype": "a pyasc dtype", "function": "a function"}
+
 SCALAR_DTYPES = ("int", "float", "bool") + tuple(CONSTEXPR_ONLY) + NUMPY_DTYPES  # int: a Python int
 MAX_TUPLE_ITEMS = 32  # a shape's dimensions, as a tensor's
 CONSTEXPR_DTYPES = tuple(d for d in TENSOR_DTYPES if d != "bool")  # pyasc's names (it has no bool)
@@ -54,6 +57,10 @@ def scalar_problem(dtype: str, value: Any) -> Optional[str]:
         return None if isinstance(value, str) else f"got {value!r}, not a string"
     if dtype == "dtype":
         return None if value in CONSTEXPR_DTYPES else f"got {value!r}, not one of {', '.join(CONSTEXPR_DTYPES)}"
+    if dtype == "function":
+        if isinstance(value, str) and len(value) <= 256 and LANGUAGE_FUNCTION.fullmatch(value):
+            return None
+        return f"got {_shown(value)}, not 'module:name' of a function of asc's or asctile's kernel language"
     if dtype == "tuple":
         if not isinstance(value, (list, tuple)) or len(value) > MAX_TUPLE_ITEMS:
             return f"got {_shown(value)}, not a list of at most {MAX_TUPLE_ITEMS} integers"

@@ -103,6 +103,11 @@ def test_deep_struct_chain_is_refused(api):
     ("tuple", "8,8", "scalar of dtype tuple: got '8,8', not a list of at most 32 integers"),
     ("dtype", "bool", "scalar of dtype dtype: got 'bool', not one of int8, uint8, int16, uint16, int32, uint32, "
                       "int64, uint64, float16, float32, float64, bfloat16"),
+    ("function", "posix:system", "scalar of dtype function: got 'posix:system', not 'module:name' of a function of "
+                                 "asc's or asctile's kernel language"),
+    ("function", "asc.language.core:__getattr__", "scalar of dtype function: got 'asc.language.core:__getattr__', "
+                                                  "not 'module:name' of a function of asc's or asctile's kernel "
+                                                  "language"),
 ])
 def test_scalar_of_the_wrong_kind_is_refused(api, dtype, value, problem):
     job = _job()
@@ -113,7 +118,8 @@ def test_scalar_of_the_wrong_kind_is_refused(api, dtype, value, problem):
 
 
 @pytest.mark.parametrize("dtype, value, what", [("str", "abc", "a string"), ("tuple", [8, 8], "a tuple"),
-                                               ("dtype", "float16", "a pyasc dtype")])
+                                               ("dtype", "float16", "a pyasc dtype"),
+                                               ("function", "asc.language.basic.vec_unary:exp", "a function")])
 def test_constexpr_kinds_for_a_parameter_that_is_not_constexpr(api, dtype, value, what):
     job = _job()
     job["args"][2] = {"kind": "scalar", "dtype": dtype, "value": value}

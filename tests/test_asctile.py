@@ -255,6 +255,36 @@ def test_a_shape_and_a_dtype_travel_to_the_service(client, tmp_path):
     _fills_with(lambda kernel, *args: client.launch(kernel, 1, *args), tmp_path)
 
 
+APPLIED = ("from asc.experimental import asctile\n\n\n@asctile.jit\n"
+           "def apply(x_ptr: asctile.GlobalAddress, z_ptr: asctile.GlobalAddress, n: asctile.ConstExpr[int],\n"
+           "          op: asctile.ConstExpr):\n"
+           "    x = asctile.copy_in(asctile.global_tensor(x_ptr, [n]), [0], [n])\n"
+           "    asctile.copy_out(op(x), asctile.global_tensor(z_ptr, [n]), [0])\n")
+
+
+@needs_asctile
+def test_a_constexpr_may_be_a_function_of_the_kernel_language(tmp_path):
+    """asc2's op tests pass the operation itself (asctile.exp): a function of asc's or asctile's
+    kernel language travels by its name; any other function is refused as the gate refuses it."""
+    from asc.experimental import asctile
+    import os
+    path = tmp_path / "applied.py"
+    path.write_text(APPLIED)
+    apply = load_module(path).apply
+    (x,) = _inputs(1)
+    x = x[:256]
+    for op, reference in ((asctile.exp, np.exp), (asctile.abs, np.abs)):
+        z = np.zeros_like(x)
+        ascrun.run_local(apply, 1, x, z, 256, op)
+        np.testing.assert_allclose(z, reference(x), rtol=1e-6)
+    for op, owner in ((os.system, "posix"), (np.exp, "numpy")):
+        with pytest.raises(ascrun.KernelError) as e:
+            ascrun.run_local(apply, 1, x, np.zeros_like(x), 256, op)
+        assert e.value.kind == "bad_request"
+        assert str(e.value) == (f"argument 'op' is a function from {owner}: a ConstExpr function must be one of "
+                                "asc's or asctile's kernel language")
+
+
 # --- options of a job, and pyasc 1.1.1 ------------------------------------------------------------
 
 @pytest.mark.parametrize("options", [{"cv_ratio": 3}, {"cv_ratio": 0}, {"reuse_alloc": 3}, {"reuse_alloc": -1},

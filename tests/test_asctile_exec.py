@@ -36,10 +36,13 @@ def test_an_asctile_script_runs_unmodified_through_exec(service):
     assert PRINTED in out.stderr.splitlines()  # the script ran past its assert
 
 
-def test_an_asctile_test_file_runs_through_the_pytest_plugin(service, client, tmp_path):
+@pytest.mark.parametrize("soc", [None, "Ascend950PR_9599"])
+def test_an_asctile_test_file_runs_through_the_pytest_plugin(service, client, tmp_path, soc):
+    """As written (its platform, Ascend910B1), and with --ascrun-soc on the Ascend 950 (arch C310)."""
     junit = tmp_path / "junit.xml"
     out = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--confcutdir", str(ASCTILE_STYLE),
-                          "--ascrun-url", service.url, f"--junitxml={junit}", str(ASCTILE_STYLE)],
+                          "--ascrun-url", service.url, f"--junitxml={junit}", *(["--ascrun-soc", soc] if soc else []),
+                          str(ASCTILE_STYLE)],
                          capture_output=True, text=True, cwd=ROOT, env={**os.environ, "ASCRUN_URL": ""})
     assert out.returncode == 0, out.stdout
     assert re.fullmatch(r"=+ 3 passed in [0-9.]+s( \(.*\))? =+", out.stdout.splitlines()[-1]), out.stdout
@@ -49,3 +52,4 @@ def test_an_asctile_test_file_runs_through_the_pytest_plugin(service, client, tm
         [job] = [p.get("value") for p in case.iter("property") if p.get("name") == "ascrun_job"]
         record = client.job(job)
         assert (record["status"], record["kernel"]) == ("finished", "relu" if name == "test_relu" else "vadd"), name
+        assert record["soc"] == (soc or "Ascend910B1"), name

@@ -175,6 +175,19 @@ def test_a_printf_newline_prints_as_one_on_either_pyasc(tmp_path):
     assert ascrun.run_local(load_module(path, "newline").k, 1, 7).log == "[AIV Block 0/1] n=7\tx\n"
 
 
+@pytest.mark.parametrize("name", ["asc.language.core.utils:global_builder", "asc.language.not_loaded:f",
+                                  "asc.language.core.utils:KernelError", "posix:system"])
+def test_a_function_constexpr_is_resolved_only_in_the_kernel_language(tmp_path, name):
+    """The worker trusts the API's checks but the frontend resolves a function's name itself: only a
+    callable of a loaded kernel-language module that the gate lets a kernel reach; nothing is imported."""
+    path = tmp_path / "applied.py"
+    path.write_text("import asc\n\n\n@asc.jit\ndef k(n: int, op: asc.ConstExpr):\n    asc.printf(\"%d\", n)\n")
+    with pytest.raises(ascrun.KernelError) as e:
+        frontend.run(bundle.collect(load_module(path, "applied").k),
+                     [ArgSpec("scalar", "int", 1), ArgSpec("scalar", "function", name)])
+    assert str(e.value) == f"{name} is not a function of asc's or asctile's kernel language here"
+
+
 @pytest.mark.unit
 def test_bundle_digest_covers_everything_define_uses(framework_example):
     """The frontend memo is keyed by the digest: each part of the bundle changes it."""

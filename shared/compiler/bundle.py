@@ -11,6 +11,7 @@ import functools
 import hashlib
 import inspect
 import json
+import re
 import textwrap
 import types
 import typing
@@ -34,6 +35,10 @@ CONFIG_MODULE = "asc.runtime.config"
 # text enters the IR (frontend._STRING_GUARDS).
 ASCTILE_MODULE = "asc.experimental.asctile"
 ASCTILE_LANGUAGE = ASCTILE_MODULE + ".language"
+# a function a ConstExpr argument may be (asc2's op tests pass asctile.exp), "module:name": one of
+# the kernel languages', no dunder on the way (a module's __getattr__, __class__...)
+LANGUAGE_FUNCTION = re.compile(rf"(?:{re.escape(LANGUAGE_MODULE)}|{re.escape(ASCTILE_LANGUAGE)})(?:\.(?!__)\w+)*"
+                               r":(?!__)[A-Za-z_]\w*")
 # Builtins a kernel may name: those pyasc's codegen resolves (NameScope.builtins) but `type`,
 # which with three arguments creates classes; plus bool for annotations. Defined functions see
 # only these, so a bundle cannot reach open(), __import__ or exec through its namespace.

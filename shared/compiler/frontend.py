@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple
 
 from . import socs, structs
-from .bundle import ASCTILE_MODULE, KernelBundle, KernelFunction
-from .gate import define
+from .bundle import ASCTILE_MODULE, LANGUAGE_FUNCTION, KernelBundle, KernelFunction
+from .gate import define, reach_refusal
 from .errors import BundleRejected, CompileError, KernelError
 
 SCALAR_TYPES = ("int", "float", "bool")
@@ -465,6 +465,13 @@ def _mock_arg(asc_jit, dtype_cls, namespace: Dict[str, Any], defs: structs.Defin
         return tuple(int(v) for v in arg.value)
     if arg.dtype == "dtype":
         return dtype_cls(arg.value)
+    if arg.dtype == "function":  # of a kernel language, loaded already: nothing is imported for it
+        module_name, _, name = arg.value.partition(":")
+        function = getattr(sys.modules.get(module_name), name, None)
+        if not LANGUAGE_FUNCTION.fullmatch(arg.value) or not callable(function) or reach_refusal(function):
+            raise KernelError(f"{arg.value} is not a function of asc's or asctile's kernel language here",
+                              kind="bad_request")
+        return function
     import numpy as np
     value = np.dtype(arg.dtype).type(arg.value)
     return value.item() if constexpr else value

@@ -356,7 +356,7 @@ def _in_language(module: str) -> bool:
     return any(module == package or module.startswith(package + ".") for package in (LANGUAGE_MODULE, ASCTILE_LANGUAGE))
 
 
-def _reach_refusal(value: Any) -> str | None:
+def reach_refusal(value: Any) -> str | None:
     """Why a kernel may not hold `value`, or None: it may hold the kernel language (asc's, asctile's),
     plain data, the @asc.jit and @asctile.jit decorators, asctile's enums and the config module's
     enums (not its functions, which load runtimes; nor asctile's set_platform, runtime, profiling or
@@ -396,7 +396,7 @@ def _check_reach(fn: KernelFunction, heads: Mapping[str, Any]) -> None:
                 value = getattr(value, attr)
             except Exception:  # noqa: BLE001 - a missing or failing attribute: pyasc reports it, nothing to hold
                 break
-            why = _reach_refusal(value)
+            why = reach_refusal(value)
             if why is not None:
                 raise BundleRejected(f"kernel '{fn.name}' ({fn.filename}:{line}): '{'.'.join(chain[:depth + 1])}' "
                                      f"is {why}; kernels may use only asc's kernel language")
