@@ -82,6 +82,9 @@ NIGHTLY_TESTS := $(PYTHON_FACING_TESTS) tests/test_cpu_run.py tests/test_asctile
 	tests/test_soc950.py tests/test_vf_fusion.py tests/test_cann.py tests/test_python_lines.py tests/test_c310_api.py \
 	tests/test_c310_dtypes.py
 NIGHTLY_SERVICE_TESTS := tests/test_asctile.py tests/test_bf16_args.py tests/test_asctile_exec.py tests/test_soc950.py
+# pyasc's asc2 tests ported to asctile (tests/asc2_port), on both SOCs
+NIGHTLY_TESTS += tests/asc2_port
+NIGHTLY_SERVICE_TESTS += tests/asc2_port/test_through_the_pool.py
 
 # --clear: on a venv made before, the first install would put pyasc 1.1.1's files over the nightly's
 # (one `asc` package) and the uninstall then delete them, leaving an `asc` without asc.language.
