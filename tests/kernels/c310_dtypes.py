@@ -1,6 +1,8 @@
 """asctile kernels (pyasc's nightly) for Ascend 950's dtype tables and compare/select behaviour in the cpu
 runtime (tests/test_c310_dtypes.py): elementwise tile-tile and tile-scalar arithmetic, where(cmp(x, y), x, y)
-and where(cmp(x, scalar), 0, 1). The op goes by name. Import only where asctile is installed."""
+and where(cmp(x, scalar), 0, 1); and, written with the asc API, the count forms of Compare and CompareScalar.
+The op goes by name. Import only where asctile is installed."""
+import asc
 from asc.experimental import asctile
 
 
@@ -67,9 +69,6 @@ def where_scalar(x_ptr: asctile.GlobalAddress, s, z_ptr: asctile.GlobalAddress, 
 
 
 # ---- written forms (pyasc's asc API): the count forms of Compare and CompareScalar ------------------------
-
-import asc  # noqa: E402  (the nightly's asc, beside asctile)
-
 
 @asc.jit
 def compare_count(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress, s, n: asc.ConstExpr[int],
