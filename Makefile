@@ -80,7 +80,7 @@ test-pythons:
 # whole here.
 NIGHTLY_TESTS := $(PYTHON_FACING_TESTS) tests/test_cpu_run.py tests/test_asctile.py tests/test_bf16_args.py \
 	tests/test_soc950.py tests/test_vf_fusion.py tests/test_cann.py tests/test_python_lines.py tests/test_c310_api.py \
-	tests/test_vector_math_ext.py
+	tests/test_vector_math_ext.py tests/test_c310_dtypes.py
 NIGHTLY_SERVICE_TESTS := tests/test_asctile.py tests/test_bf16_args.py tests/test_asctile_exec.py tests/test_soc950.py
 # pyasc's asc2 tests ported to asctile (tests/asc2_port), on both SOCs
 NIGHTLY_TESTS += tests/asc2_port

@@ -43,12 +43,9 @@ MULS_WHY = (f"{NIGHTLY_910B} Muls in the count form with isSetMask = false witho
             "device ignores (Muls.md)")
 ANY_SOC = "*"
 SOC950 = "Ascend950PR_9599"
-ON_950 = "on the Ascend950 the runtime"
-A2_LIMITS_WHY = (f"{ON_950} keeps Atlas A2/A3's dtype limits (bfloat16, int16 and int32 in Compare, CompareScalar, "
-                 "Select and the vector arithmetic)")
-A2_LIMITS = re.compile(r"error: static assertion failed: \w+: T must be .*\(Atlas A2/A3")
-COMPARE_950_WHY = (f"{ON_950} takes Compare's count form in 256-byte repeats, as on Atlas A2, so a 32-element tile "
-                   "is read past its end")
+COMPARE_950_WHY = ("pyasc's nightly passes Compare's mask + repeat form a whole repeat's mask (64 elements of 32 "
+                   "bits, 128 of 16 bits) and one repeat over 32-element tiles; on the Ascend950 the mask applies "
+                   "(Compare.md), so the device compares a whole repeat, reading past both tiles")
 # (file::case pattern without the SOC, SOC or ANY_SOC) -> (why, the error's first line as it must begin, or a
 # regular expression it must match at its start); a case's entry is the first that matches it
 KNOWN = {
@@ -86,27 +83,17 @@ KNOWN = {
     ("test_matmul_l0c_to_l1.py::test_matmul_l0c_to_l1[bfloat16]", SOC950): (
         f"{LACKS} Fixpipe L0C->L1 with a quantPre (float32 to bfloat16 on the way out)",
         "Fixpipe(L0C->L1, FixpipeParamsC310): quantPre"),
-    **{(f"test_ops_binary_ops.py::test_binary_operations[{op}-torch.bfloat16]", SOC950): (A2_LIMITS_WHY, A2_LIMITS)
-       for op in ("add-*", "sub-VV", "sub-SV", "maximum-*", "minimum-*", "mul-VV")},
-    ("test_ops_where.py::test_where_ops[*-torch.bfloat16]", SOC950): (A2_LIMITS_WHY, A2_LIMITS),
-    **{(f"test_ops_where.py::test_where_ops[{op}-torch.{dtype}]", SOC950): (A2_LIMITS_WHY, A2_LIMITS)
-       for op in ("greater", "greater_equal", "less", "less_equal") for dtype in ("int16", "int32")},
-    **{(f"test_ops_where.py::test_where_scalar_ops[*-torch.{dtype}]", SOC950): (A2_LIMITS_WHY, A2_LIMITS)
-       for dtype in ("int16", "int32")},
+    ("test_ops_where.py::test_where_ops[*-torch.bfloat16]", SOC950): (COMPARE_950_WHY, COMPARE_PAST),
     **{(f"test_ops_where.py::test_where_ops[*-torch.{dtype}]", SOC950): (COMPARE_950_WHY, COMPARE_PAST)
        for dtype in ("float16", "float32")},
+    **{(f"test_ops_where.py::test_where_ops[{op}-torch.{dtype}]", SOC950): (COMPARE_950_WHY, COMPARE_PAST)
+       for op in ("greater", "greater_equal", "less", "less_equal") for dtype in ("int16", "int32")},
 }
 
 
 # (file::case pattern without the SOC, SOC) -> why the case's results are wrong: a strict xfail, so that the case
 # fails the run the day it passes
-WRONG_RESULTS = {
-    **{(f"test_ops_where.py::test_where_scalar_ops[*-torch.{dtype}]", SOC950): (
-        f"{ON_950} gives wrong results for where(cmp(x, scalar), 0, 1): CompareScalar(dst, src, scalar, mode, 32) "
-        "then Select(..., VSEL_TENSOR_TENSOR_MODE, 32) yields a fixed 0/1 pattern whatever x is: the mask bits are "
-        "0xA5, the UB poison (core.h kUbPoison), so Select reads mask bytes CompareScalar never wrote")
-       for dtype in ("float16", "bfloat16", "float32")},
-}
+WRONG_RESULTS = {}
 
 
 def pytest_collection_modifyitems(items):

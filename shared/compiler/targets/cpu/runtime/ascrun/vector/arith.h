@@ -144,6 +144,9 @@ inline T reciprocal(T a) {
 template <typename T, typename... Allowed>
 constexpr bool one_of_v = (std::is_same<T, Allowed>::value || ...);
 
+// A parenthesized type list as macro arguments: one_of_v<T, ASCRUN_UNPAREN (half, float)>.
+#define ASCRUN_UNPAREN(...) __VA_ARGS__
+
 }  // namespace ascrun
 
 #pragma GCC visibility pop

@@ -19,27 +19,45 @@ namespace vec {
 
 // `accumulate`: dst may overlap src1 with a zero repeat stride (通用地址重叠约束, for
 // Add/Sub/Mul/Max/Min/AddRelu/SubRelu on half/int32_t/float).
-#define ASCRUN_BINARY_OP(NAME, FN, ACC, ...)                                                             \
+// `supports`: the dtype table of the product built for (mask::kAscend950), A2 on Atlas A2/A3, A950 on
+// Ascend 950; `count_only`: Ascend 950 types its page allows in the count form only ("仅支持tensor前n个
+// 数据计算接口"). Type lists are parenthesized; (void) for none.
+#define ASCRUN_BINARY_OP(NAME, FN, ACC, A2, A950, COUNT_ONLY)                                            \
     struct NAME##Op {                                                                                    \
         static constexpr const char* name = #NAME;                                                       \
         template <typename T>                                                                            \
-        static constexpr bool supports = one_of_v<T, __VA_ARGS__>;                                       \
+        static constexpr bool supports =                                                                 \
+            mask::kAscend950 ? one_of_v<T, ASCRUN_UNPAREN A950> : one_of_v<T, ASCRUN_UNPAREN A2>;        \
+        template <typename T>                                                                            \
+        static constexpr bool count_only = mask::kAscend950 && one_of_v<T, ASCRUN_UNPAREN COUNT_ONLY>;    \
         template <typename T>                                                                            \
         static constexpr bool accumulate = ACC && one_of_v<T, half, int32_t, float>;                     \
         template <typename T>                                                                            \
         static T apply(T a, T b) { return arith::FN(a, b); }                                             \
     };
 // Atlas A2/A3 dtypes (基础算术/<Op>.md, 逻辑计算/And.md, Or.md, 复合计算/AddRelu.md, SubRelu.md).
-ASCRUN_BINARY_OP(Add, add, true, half, float, int16_t, int32_t)
-ASCRUN_BINARY_OP(Sub, sub, true, half, float, int16_t, int32_t)
-ASCRUN_BINARY_OP(Mul, mul, true, half, float, int16_t, int32_t)
-ASCRUN_BINARY_OP(Div, div, false, half, float)
-ASCRUN_BINARY_OP(Max, max, true, half, float, int16_t, int32_t)
-ASCRUN_BINARY_OP(Min, min, true, half, float, int16_t, int32_t)
-ASCRUN_BINARY_OP(And, band, false, int16_t, uint16_t)
-ASCRUN_BINARY_OP(Or, bor, false, int16_t, uint16_t)
-ASCRUN_BINARY_OP(AddRelu, add_relu, true, half, float, int16_t)
-ASCRUN_BINARY_OP(SubRelu, sub_relu, true, half, float, int16_t)
+// Ascend 950 dtypes: 基础算术/Add.md, Sub.md, Mul.md, Max.md, Min.md "针对Ascend 950PR/Ascend 950DT，T支持
+// 的数据类型为" (complex32/complex64 are not modelled); Div, And, Or, AddRelu, SubRelu keep Atlas A2/A3's.
+ASCRUN_BINARY_OP(Add, add, true, (half, float, int16_t, int32_t),
+                 (int8_t, uint8_t, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float, int64_t, uint64_t),
+                 (int8_t, uint8_t, int64_t, uint64_t))
+ASCRUN_BINARY_OP(Sub, sub, true, (half, float, int16_t, int32_t),
+                 (int8_t, uint8_t, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float, int64_t, uint64_t),
+                 (int8_t, uint8_t, int64_t, uint64_t))
+ASCRUN_BINARY_OP(Mul, mul, true, (half, float, int16_t, int32_t),
+                 (int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float, int64_t, uint64_t),
+                 (int64_t, uint64_t))
+ASCRUN_BINARY_OP(Div, div, false, (half, float), (half, float), (void))
+ASCRUN_BINARY_OP(Max, max, true, (half, float, int16_t, int32_t),
+                 (int8_t, uint8_t, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float, int64_t, uint64_t),
+                 (int8_t, uint8_t, int64_t, uint64_t))
+ASCRUN_BINARY_OP(Min, min, true, (half, float, int16_t, int32_t),
+                 (int8_t, uint8_t, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float, int64_t, uint64_t),
+                 (int8_t, uint8_t, int64_t, uint64_t))
+ASCRUN_BINARY_OP(And, band, false, (int16_t, uint16_t), (int16_t, uint16_t), (void))
+ASCRUN_BINARY_OP(Or, bor, false, (int16_t, uint16_t), (int16_t, uint16_t), (void))
+ASCRUN_BINARY_OP(AddRelu, add_relu, true, (half, float, int16_t), (half, float, int16_t), (void))
+ASCRUN_BINARY_OP(SubRelu, sub_relu, true, (half, float, int16_t), (half, float, int16_t), (void))
 #undef ASCRUN_BINARY_OP
 
 // The element loop: n contiguous elements, one 256-byte repeat at a time (a fixed trip count
@@ -122,40 +140,57 @@ ASCRUN_BINARY_COUNT_INSTANCES(extern)
 
 namespace AscendC {
 
-#define ASCRUN_BINARY_API(NAME, TYPES)                                                                    \
+// TYPES: Atlas A2/A3's table; TYPES_950: Ascend 950's, as the message says it.
+#define ASCRUN_BINARY_TYPES(NAME, TYPES, TYPES_950)                                                      \
+    static_assert(::ascrun::mask::kAscend950 || ::ascrun::vec::NAME##Op::supports<T>,                    \
+                  #NAME ": T must be one of " TYPES " (Atlas A2/A3)");                                   \
+    static_assert(!::ascrun::mask::kAscend950 || ::ascrun::vec::NAME##Op::supports<T>,                   \
+                  #NAME ": T must be one of " TYPES_950 " (Ascend 950)")
+#define ASCRUN_BINARY_MASKED_TYPES(NAME)                                                                 \
+    static_assert(!::ascrun::vec::NAME##Op::count_only<T>,                                               \
+                  #NAME ": on Ascend 950 this T takes the count form only (" #NAME ".md)")
+#define ASCRUN_BINARY_API(NAME, TYPES, TYPES_950)                                                         \
     template <typename T>                                                                                \
     void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,         \
               const int32_t& count) {                                                                    \
-        static_assert(::ascrun::vec::NAME##Op::supports<T>, #NAME ": T must be one of " TYPES            \
-                                                                   " (Atlas A2/A3)");                    \
+        ASCRUN_BINARY_TYPES(NAME, TYPES, TYPES_950);                                                     \
         ::ascrun::vec::binary_count<::ascrun::vec::NAME##Op, T>(dst, src0, src1, count);                 \
     }                                                                                                    \
     template <typename T, bool isSetMask = true>                                                         \
     void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,         \
               uint64_t mask, const uint8_t repeatTime, const BinaryRepeatParams& repeatParams) {         \
-        static_assert(::ascrun::vec::NAME##Op::supports<T>, #NAME ": T must be one of " TYPES            \
-                                                                   " (Atlas A2/A3)");                    \
+        ASCRUN_BINARY_TYPES(NAME, TYPES, TYPES_950);                                                     \
+        ASCRUN_BINARY_MASKED_TYPES(NAME);                                                                \
         ::ascrun::vec::binary_masked<::ascrun::vec::NAME##Op, T, isSetMask>(                             \
             dst, src0, src1, ::ascrun::mask::Arg::Continuous, mask, 0, repeatTime, repeatParams);        \
     }                                                                                                    \
     template <typename T, bool isSetMask = true>                                                         \
     void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,         \
               const uint64_t mask[], const uint8_t repeatTime, const BinaryRepeatParams& repeatParams) { \
-        static_assert(::ascrun::vec::NAME##Op::supports<T>, #NAME ": T must be one of " TYPES            \
-                                                                   " (Atlas A2/A3)");                    \
+        ASCRUN_BINARY_TYPES(NAME, TYPES, TYPES_950);                                                     \
+        ASCRUN_BINARY_MASKED_TYPES(NAME);                                                                \
         ::ascrun::vec::binary_masked<::ascrun::vec::NAME##Op, T, isSetMask>(                             \
             dst, src0, src1, ::ascrun::mask::Arg::Bits, mask[0], mask[1], repeatTime, repeatParams);     \
     }
-ASCRUN_BINARY_API(Add, "half, float, int16_t, int32_t")
-ASCRUN_BINARY_API(Sub, "half, float, int16_t, int32_t")
-ASCRUN_BINARY_API(Mul, "half, float, int16_t, int32_t")
-ASCRUN_BINARY_API(Div, "half, float")
-ASCRUN_BINARY_API(Max, "half, float, int16_t, int32_t")
-ASCRUN_BINARY_API(Min, "half, float, int16_t, int32_t")
-ASCRUN_BINARY_API(And, "int16_t, uint16_t")
-ASCRUN_BINARY_API(Or, "int16_t, uint16_t")
-ASCRUN_BINARY_API(AddRelu, "half, float, int16_t")
-ASCRUN_BINARY_API(SubRelu, "half, float, int16_t")
+#define ASCRUN_950_TYPES \
+    "int8_t, uint8_t, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float, int64_t, uint64_t"
+#define ASCRUN_COUNT_ONLY "; int8_t, uint8_t, int64_t, uint64_t in the count form only"
+ASCRUN_BINARY_API(Add, "half, float, int16_t, int32_t", ASCRUN_950_TYPES ASCRUN_COUNT_ONLY)
+ASCRUN_BINARY_API(Sub, "half, float, int16_t, int32_t", ASCRUN_950_TYPES ASCRUN_COUNT_ONLY)
+ASCRUN_BINARY_API(Mul, "half, float, int16_t, int32_t",
+                  "int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float, int64_t, uint64_t; int64_t, uint64_t "
+                  "in the count form only")
+ASCRUN_BINARY_API(Div, "half, float", "half, float (the runtime keeps Atlas A2/A3's table)")
+ASCRUN_BINARY_API(Max, "half, float, int16_t, int32_t", ASCRUN_950_TYPES ASCRUN_COUNT_ONLY)
+ASCRUN_BINARY_API(Min, "half, float, int16_t, int32_t", ASCRUN_950_TYPES ASCRUN_COUNT_ONLY)
+ASCRUN_BINARY_API(And, "int16_t, uint16_t", "int16_t, uint16_t (the runtime keeps Atlas A2/A3's table)")
+ASCRUN_BINARY_API(Or, "int16_t, uint16_t", "int16_t, uint16_t (the runtime keeps Atlas A2/A3's table)")
+ASCRUN_BINARY_API(AddRelu, "half, float, int16_t", "half, float, int16_t (the runtime keeps Atlas A2/A3's table)")
+ASCRUN_BINARY_API(SubRelu, "half, float, int16_t", "half, float, int16_t (the runtime keeps Atlas A2/A3's table)")
+#undef ASCRUN_COUNT_ONLY
+#undef ASCRUN_950_TYPES
+#undef ASCRUN_BINARY_MASKED_TYPES
+#undef ASCRUN_BINARY_TYPES
 #undef ASCRUN_BINARY_API
 
 }  // namespace AscendC

@@ -30,31 +30,41 @@ struct ShiftScalar {
     }
 };
 
-#define ASCRUN_SCALAR_OP(NAME, FN, RULE, ...)                                     \
-    struct NAME##Op {                                                             \
-        static constexpr const char* name = #NAME;                                \
-        using Scalar = RULE;                                                      \
-        template <typename T>                                                     \
-        static constexpr bool supports = one_of_v<T, __VA_ARGS__>;                \
-        template <typename T>                                                     \
-        static T apply(T a, T s) { return arith::FN(a, s); }                      \
+// `supports`: Atlas A2/A3's table (A2) or Ascend 950's (A950), by mask::kAscend950; `count_only`: the
+// Ascend 950 types its page allows in the count form only (as vector/binary.h).
+#define ASCRUN_SCALAR_OP(NAME, FN, RULE, A2, A950, COUNT_ONLY)                                         \
+    struct NAME##Op {                                                                                 \
+        static constexpr const char* name = #NAME;                                                    \
+        using Scalar = RULE;                                                                          \
+        template <typename T>                                                                         \
+        static constexpr bool supports =                                                              \
+            mask::kAscend950 ? one_of_v<T, ASCRUN_UNPAREN A950> : one_of_v<T, ASCRUN_UNPAREN A2>;     \
+        template <typename T>                                                                         \
+        static constexpr bool count_only = mask::kAscend950 && one_of_v<T, ASCRUN_UNPAREN COUNT_ONLY>; \
+        template <typename T>                                                                         \
+        static T apply(T a, T s) { return arith::FN(a, s); }                                          \
     };
 // Atlas A2/A3 dtypes (基础算术/Adds.md, Muls.md, Maxs.md, Mins.md, LeakyRelu.md; 逻辑计算/ShiftLeft.md,
-// ShiftRight.md).
-ASCRUN_SCALAR_OP(Adds, add, AnyScalar, half, float, int16_t, int32_t)
-ASCRUN_SCALAR_OP(Muls, mul, AnyScalar, half, float, int16_t, int32_t)
-// Ascend 950 adds bfloat16_t to Muls (Muls.md "针对Ascend 950PR/Ascend 950DT，T和U支持的数据类型为：int16_t、
-// half、bfloat16_t、int32_t、float"), modelled in the count form (the one pyasc-dev emits): the float
-// product of two bfloat16_t is exact, then rounded once to nearest even.
-template <typename Op, typename T>
-constexpr bool count_form_supports =
-    Op::template supports<T> ||
-    (mask::kAscend950 && std::is_same<Op, MulsOp>::value && std::is_same<T, bfloat16_t>::value);
-ASCRUN_SCALAR_OP(Maxs, max, AnyScalar, half, float, int16_t, int32_t)
-ASCRUN_SCALAR_OP(Mins, min, AnyScalar, half, float, int16_t, int32_t)
-ASCRUN_SCALAR_OP(LeakyRelu, leaky_relu, AnyScalar, half, float)
-ASCRUN_SCALAR_OP(ShiftLeft, shl, ShiftScalar, int16_t, uint16_t, int32_t, uint32_t)
-ASCRUN_SCALAR_OP(ShiftRight, shr, ShiftScalar, int16_t, uint16_t, int32_t, uint32_t)
+// ShiftRight.md). Ascend 950's: Adds.md, Muls.md, Maxs.md, Mins.md "针对Ascend 950PR/Ascend 950DT，T和U支持
+// 的数据类型为" (complex32/complex64 not modelled); LeakyRelu and the shifts keep Atlas A2/A3's. bfloat16_t
+// arithmetic: exact in float, rounded once to nearest even.
+#define ASCRUN_SCALAR_950 (int8_t, uint8_t, int16_t, half, bfloat16_t, int32_t, float, int64_t, uint64_t)
+#define ASCRUN_SCALAR_950_COUNT_ONLY (int8_t, uint8_t, int64_t, uint64_t)
+ASCRUN_SCALAR_OP(Adds, add, AnyScalar, (half, float, int16_t, int32_t), ASCRUN_SCALAR_950,
+                 ASCRUN_SCALAR_950_COUNT_ONLY)
+ASCRUN_SCALAR_OP(Muls, mul, AnyScalar, (half, float, int16_t, int32_t),
+                 (int16_t, half, bfloat16_t, int32_t, float, int64_t, uint64_t), (int64_t, uint64_t))
+ASCRUN_SCALAR_OP(Maxs, max, AnyScalar, (half, float, int16_t, int32_t), ASCRUN_SCALAR_950,
+                 ASCRUN_SCALAR_950_COUNT_ONLY)
+ASCRUN_SCALAR_OP(Mins, min, AnyScalar, (half, float, int16_t, int32_t), ASCRUN_SCALAR_950,
+                 ASCRUN_SCALAR_950_COUNT_ONLY)
+ASCRUN_SCALAR_OP(LeakyRelu, leaky_relu, AnyScalar, (half, float), (half, float), (void))
+ASCRUN_SCALAR_OP(ShiftLeft, shl, ShiftScalar, (int16_t, uint16_t, int32_t, uint32_t),
+                 (int16_t, uint16_t, int32_t, uint32_t), (void))
+ASCRUN_SCALAR_OP(ShiftRight, shr, ShiftScalar, (int16_t, uint16_t, int32_t, uint32_t),
+                 (int16_t, uint16_t, int32_t, uint32_t), (void))
+#undef ASCRUN_SCALAR_950_COUNT_ONLY
+#undef ASCRUN_SCALAR_950
 #undef ASCRUN_SCALAR_OP
 
 // ShiftRight with roundEn (signed types): adds the last bit shifted out.
@@ -170,36 +180,52 @@ void axpy_masked(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<
 
 namespace AscendC {
 
-#define ASCRUN_SCALAR_API(NAME, TYPES)                                                                     \
+// TYPES: Atlas A2/A3's table; TYPES_950: Ascend 950's, as the message says it.
+#define ASCRUN_SCALAR_TYPES(NAME, TYPES, TYPES_950)                                                       \
+    static_assert(::ascrun::mask::kAscend950 || ::ascrun::vec::NAME##Op::supports<T>,                     \
+                  #NAME ": T must be one of " TYPES " (Atlas A2/A3)");                                    \
+    static_assert(!::ascrun::mask::kAscend950 || ::ascrun::vec::NAME##Op::supports<T>,                    \
+                  #NAME ": T must be one of " TYPES_950 " (Ascend 950)")
+#define ASCRUN_SCALAR_MASKED_TYPES(NAME)                                                                  \
+    static_assert(!::ascrun::vec::NAME##Op::count_only<T>,                                                \
+                  #NAME ": on Ascend 950 this T takes the count form only (" #NAME ".md)")
+#define ASCRUN_SCALAR_API(NAME, TYPES, TYPES_950)                                                          \
     template <typename T, bool isSetMask = true>                                                          \
     void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,                 \
               const int32_t& count) {                                                                     \
-        static_assert(::ascrun::vec::count_form_supports<::ascrun::vec::NAME##Op, T>,                      \
-                      #NAME ": T must be one of " TYPES " (Atlas A2/A3; Ascend 950's Muls also bfloat16_t)"); \
+        ASCRUN_SCALAR_TYPES(NAME, TYPES, TYPES_950);                                                      \
         ::ascrun::vec::scalar_count<::ascrun::vec::NAME##Op, T, isSetMask>(dst, src, scalarValue, count);  \
     }                                                                                                     \
     template <typename T, bool isSetMask = true>                                                          \
     void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, uint64_t mask,  \
               const uint8_t repeatTime, const UnaryRepeatParams& repeatParams) {                          \
-        static_assert(::ascrun::vec::NAME##Op::supports<T>, #NAME ": T must be one of " TYPES             \
-                                                                   " (Atlas A2/A3)");                     \
+        ASCRUN_SCALAR_TYPES(NAME, TYPES, TYPES_950);                                                      \
+        ASCRUN_SCALAR_MASKED_TYPES(NAME);                                                                 \
         ::ascrun::vec::scalar_masked<::ascrun::vec::NAME##Op, T, isSetMask>(                              \
             dst, src, scalarValue, ::ascrun::mask::Arg::Continuous, mask, 0, repeatTime, repeatParams);   \
     }                                                                                                     \
     template <typename T, bool isSetMask = true>                                                          \
     void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,                 \
               const uint64_t mask[], const uint8_t repeatTime, const UnaryRepeatParams& repeatParams) {   \
-        static_assert(::ascrun::vec::NAME##Op::supports<T>, #NAME ": T must be one of " TYPES             \
-                                                                   " (Atlas A2/A3)");                     \
+        ASCRUN_SCALAR_TYPES(NAME, TYPES, TYPES_950);                                                      \
+        ASCRUN_SCALAR_MASKED_TYPES(NAME);                                                                 \
         ::ascrun::vec::scalar_masked<::ascrun::vec::NAME##Op, T, isSetMask>(                              \
             dst, src, scalarValue, ::ascrun::mask::Arg::Bits, mask[0], mask[1], repeatTime, repeatParams); \
     }
-ASCRUN_SCALAR_API(Adds, "half, float, int16_t, int32_t")
-ASCRUN_SCALAR_API(Muls, "half, float, int16_t, int32_t")
-ASCRUN_SCALAR_API(Maxs, "half, float, int16_t, int32_t")
-ASCRUN_SCALAR_API(Mins, "half, float, int16_t, int32_t")
-ASCRUN_SCALAR_API(LeakyRelu, "half, float")
-ASCRUN_SCALAR_API(ShiftLeft, "int16_t, uint16_t, int32_t, uint32_t")
+#define ASCRUN_SCALAR_950 "int8_t, uint8_t, int16_t, half, bfloat16_t, int32_t, float, int64_t, uint64_t; int8_t, " \
+                          "uint8_t, int64_t, uint64_t in the count form only"
+ASCRUN_SCALAR_API(Adds, "half, float, int16_t, int32_t", ASCRUN_SCALAR_950)
+ASCRUN_SCALAR_API(Muls, "half, float, int16_t, int32_t",
+                  "int16_t, half, bfloat16_t, int32_t, float, int64_t, uint64_t; int64_t, uint64_t in the count form "
+                  "only")
+ASCRUN_SCALAR_API(Maxs, "half, float, int16_t, int32_t", ASCRUN_SCALAR_950)
+ASCRUN_SCALAR_API(Mins, "half, float, int16_t, int32_t", ASCRUN_SCALAR_950)
+ASCRUN_SCALAR_API(LeakyRelu, "half, float", "half, float (the runtime keeps Atlas A2/A3's table)")
+ASCRUN_SCALAR_API(ShiftLeft, "int16_t, uint16_t, int32_t, uint32_t",
+                  "int16_t, uint16_t, int32_t, uint32_t (the runtime keeps Atlas A2/A3's table)")
+#undef ASCRUN_SCALAR_950
+#undef ASCRUN_SCALAR_MASKED_TYPES
+#undef ASCRUN_SCALAR_TYPES
 #undef ASCRUN_SCALAR_API
 
 // ShiftRight: as above, plus roundEn on the mask + repeat forms.

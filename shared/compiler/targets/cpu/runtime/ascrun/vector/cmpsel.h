@@ -26,6 +26,15 @@
 // int32_t with a CMPMODE other than EQ (the device compares EQ whatever the mode), dst overlapping a
 // source of Compare/CompareScalar, GetCmpMask into less than 128 bytes, Select sources in the scratch,
 // a selMask range overlapping dst, a SELMODE that does not match the src1 form.
+//
+// Ascend 950 (__NPU_ARCH__ 3510; its vector APIs run as VF calls of the Reg API, dav_3510 impl headers):
+//  - Compare / CompareScalar count form: exactly `count` elements, in ceil(count / n) repeats of n =
+//    256 / sizeof(T) (64 for 64-bit types), whatever the mask mode; each repeat stores n / 8 dst bytes,
+//    the bits past `count` 0. For count 32 of float: 8 bytes, bits 32..63 zero (compare_count_950).
+//  - Compare / CompareScalar mask + repeat forms: the mask applies, in normal or counter mode; the
+//    bits of unselected elements are 0; repeats pack back to back as on Atlas A2/A3.
+//  - int32_t compares under every CMPMODE; the dtype tables are the 950's (cmp_supports, select_supports_950).
+//  - Select with a selMask argument uses no scratch; the bits of the elements it selects are read as above.
 #pragma once
 
 #include "ascrun/core/tensor.h"
@@ -61,7 +70,7 @@ void check_cmp_mode(const char* api, CMPMODE m) {
         fault(format("%s<%s>: cmpMode %u is not a CMPMODE (LT, GT, EQ, LE, GE, NE)", api, TypeName<T>::c(),
                      static_cast<unsigned>(m)));
     }
-    if (std::is_same<T, int32_t>::value && m != CMPMODE::EQ) {
+    if (!mask::kAscend950 && std::is_same<T, int32_t>::value && m != CMPMODE::EQ) {
         fault(format("%s<int32_t>: CMPMODE::%s is not supported for int32_t (Atlas A2/A3 compare int32_t with EQ "
                      "only; the device would compare EQ)",
                      api, mode_name(m)));
@@ -89,16 +98,6 @@ void with_pred(CMPMODE m, F&& f) {
     }
 }
 
-// n (a multiple of 8) comparisons packed into n / 8 bytes; rhs(i) is the i-th right operand.
-template <typename T, typename P, typename R>
-inline void pack_bits(uint8_t* d, const elem_t<T>* a, R rhs, uint64_t n, P pred) {
-    for (uint64_t i = 0; i < n; i += 8) {
-        unsigned byte = 0;
-        for (unsigned k = 0; k < 8; ++k) byte |= static_cast<unsigned>(pred(T(a[i + k]), rhs(i + k))) << k;
-        d[i / 8] = static_cast<uint8_t>(byte);
-    }
-}
-
 // The first `elems` elements of t must not share memory with bytes [b, b_end) of another operand.
 template <typename T>
 void check_apart(const char* api, const char* role, const AscendC::LocalTensor<T>& t, uint64_t elems,
@@ -106,8 +105,37 @@ void check_apart(const char* api, const char* role, const AscendC::LocalTensor<T
     check_disjoint(api, role, t.ascrun_addr(), t.ascrun_addr() + elems * sizeof(T), b_role, b, b_end, why);
 }
 
-// Compare / CompareScalar with a dst (vcmpv / vcmpvs): `repeats` full repeats. src1 == nullptr:
-// compare with `scalar`. Strides in 32-byte blocks; the dst's are not used (see the header).
+// Compare / CompareScalar with a dst over plan p (operands src0, src1, dst bit): `out_bytes` dst bytes
+// are written, the bits of the elements the plan leaves out 0. src1 == nullptr: compare with `scalar`.
+template <typename T, typename U>
+void compare_run(BlockContext& b, const char* api, const AscendC::LocalTensor<U>& dst,
+                 const AscendC::LocalTensor<T>& src0, const AscendC::LocalTensor<T>* src1, T scalar, CMPMODE m,
+                 const mask::Plan& p, uint64_t out_bytes) {
+    uint8_t* d = reinterpret_cast<uint8_t*>(ub_operand(b, api, "dst", dst, out_bytes));
+    const elem_t<T>* a = ub_operand(b, api, "src0", src0, p.extent[0]);
+    const char* rule = "the reference defines no overlap of dst with a source for this instruction";
+    const uint64_t s0 = src0.ascrun_addr();
+    check_apart(api, "dst", dst, out_bytes, "src0", s0, s0 + p.extent[0] * sizeof(T), rule);
+    const elem_t<T>* c = nullptr;
+    if (src1 != nullptr) {
+        c = ub_operand(b, api, "src1", *src1, p.extent[1]);
+        const uint64_t s1 = src1->ascrun_addr();
+        check_apart(api, "dst", dst, out_bytes, "src1", s1, s1 + p.extent[1] * sizeof(T), rule);
+    }
+    std::memset(d, 0, out_bytes);
+    with_pred(m, [&](auto pred) {
+        mask::for_each_run(p, [&](const uint64_t* o, uint32_t len) {
+            for (uint32_t i = 0; i < len; ++i) {
+                const uint64_t k = o[2] + i;
+                const T rhs = c != nullptr ? T(c[o[1] + i]) : scalar;
+                d[k / 8] |= static_cast<uint8_t>(static_cast<unsigned>(pred(T(a[o[0] + i]), rhs)) << (k % 8));
+            }
+        });
+    });
+}
+
+// Atlas A2/A3's Compare / CompareScalar with a dst (vcmpv / vcmpvs): `repeats` full repeats, the mask
+// unused. Strides in 32-byte blocks; the dst's are not used (see the header).
 template <typename T, typename U>
 void compare_to_dst(const char* api, const AscendC::LocalTensor<U>& dst, const AscendC::LocalTensor<T>& src0,
                     const AscendC::LocalTensor<T>* src1, T scalar, CMPMODE m, uint64_t repeats, uint64_t blk0,
@@ -119,34 +147,55 @@ void compare_to_dst(const char* api, const AscendC::LocalTensor<U>& dst, const A
     constexpr uint32_t per = mask::per_repeat<T>;
     uint64_t lo, hi;
     mask::prefix_bits(per, lo, hi);
-    // Operands: src0, src1, and the element index of the instruction (= the dst bit; the runs of a
-    // full mask are whole blocks, so each starts on a byte).
     const uint64_t blk[3] = {blk0, blk1, 1};
     const uint64_t rep[3] = {rep0, rep1, per / mask::per_block<T>};
     mask::Plan p;
     mask::lay_out<T>(p, repeats, lo, hi, lo, hi, 3, blk, rep);
-    const uint64_t out_bytes = repeats * per / 8;
-    uint8_t* d = reinterpret_cast<uint8_t*>(ub_operand(b, api, "dst", dst, out_bytes));
-    const elem_t<T>* a = ub_operand(b, api, "src0", src0, p.extent[0]);
-    const char* rule = "the reference defines no overlap of dst with a source for this instruction";
-    const uint64_t s0 = src0.ascrun_addr();
-    check_apart(api, "dst", dst, out_bytes, "src0", s0, s0 + p.extent[0] * sizeof(T), rule);
-    if (src1 != nullptr) {
-        const elem_t<T>* c = ub_operand(b, api, "src1", *src1, p.extent[1]);
-        const uint64_t s1 = src1->ascrun_addr();
-        check_apart(api, "dst", dst, out_bytes, "src1", s1, s1 + p.extent[1] * sizeof(T), rule);
-        with_pred(m, [&](auto pred) {
-            mask::for_each_run(p, [&](const uint64_t* o, uint32_t len) {
-                pack_bits<T>(d + o[2] / 8, a + o[0], [&](uint64_t i) { return T(c[o[1] + i]); }, len, pred);
-            });
-        });
-    } else {
-        with_pred(m, [&](auto pred) {
-            mask::for_each_run(p, [&](const uint64_t* o, uint32_t len) {
-                pack_bits<T>(d + o[2] / 8, a + o[0], [&](uint64_t) { return scalar; }, len, pred);
-            });
-        });
-    }
+    compare_run<T, U>(b, api, dst, src0, src1, scalar, m, p, repeats * per / 8);
+}
+
+// Ascend 950's mask + repeat forms (dav_3510 kernel_operator_vec_cmp_impl.h CompareLevel0NormalMode /
+// CounterMode, the CompareScalar ones alike): the mask applies (Compare.md, Compares.md "针对Ascend 950PR/
+// Ascend 950DT，设置有效"), in normal or counter mode; each repeat stores its 256 / sizeof(T) result bits
+// to the next dst bytes (StoreUnAlign of the MaskReg), the bits of unselected elements 0 (Reg矢量计算/
+// 比较与选择/Compare.md: "通过mask参数控制的未选中元素在目的操作数中被置零").
+template <typename T, typename U, bool isSetMask>
+void compare_masked_950(const char* api, const AscendC::LocalTensor<U>& dst, const AscendC::LocalTensor<T>& src0,
+                        const AscendC::LocalTensor<T>* src1, T scalar, CMPMODE m, mask::Arg arg, uint64_t m0,
+                        uint64_t m1, uint8_t repeat, uint64_t blk0, uint64_t rep0, uint64_t blk1, uint64_t rep1) {
+    BlockContext& b = enter();
+    check_cmp_mode<T>(api, m);
+    constexpr uint32_t per = mask::per_repeat<T>;
+    const uint64_t blk[3] = {blk0, blk1, 1};
+    const uint64_t rep[3] = {rep0, rep1, per / mask::per_block<T>};
+    mask::Plan p;
+    if (!mask::make_plan<T>(b, api, isSetMask, arg, m0, m1, repeat, 3, blk, rep, p)) return;
+    compare_run<T, U>(b, api, dst, src0, src1, scalar, m, p, p.repeats * per / 8);
+}
+
+// Elements of one repeat of Ascend 950's count form: 256 bytes, 64-bit types two registers' worth.
+template <typename T>
+constexpr uint64_t count_repeat_950 = sizeof(T) == 8 ? 64 : 256 / sizeof(T);
+
+// Ascend 950's count form (dav_3510 kernel_operator_vec_compare_continuous_impl.h CompareLevel2,
+// kernel_operator_vec_cmp_impl.h CompareScalarLevel2): ceil(count / n) repeats of n = count_repeat_950
+// elements under UpdateMask, so exactly `count` elements are compared, whatever the mask mode; each
+// repeat stores n / 8 dst bytes (a partial last one too), the bits past `count` 0. Compare.md's "count
+// 个元素所占空间256字节对齐" rule (the unaligned tail not compared) is Atlas A2/A3's vcmpv.
+template <typename T, typename U>
+void compare_count_950(const char* api, const AscendC::LocalTensor<U>& dst, const AscendC::LocalTensor<T>& src0,
+                       const AscendC::LocalTensor<T>* src1, T scalar, CMPMODE m, uint32_t count) {
+    BlockContext& b = enter();
+    check_cmp_mode<T>(api, m);
+    if (count == 0) return;
+    constexpr uint64_t per = count_repeat_950<T>;
+    const uint64_t n = count;
+    mask::Plan p;  // one run of n elements, the same offset in every operand
+    p.repeats = 1;
+    p.n_last = 1;
+    p.last[0] = mask::Run{{0, 0, 0, 0}, count};
+    p.extent[0] = p.extent[1] = p.extent[2] = n;
+    compare_run<T, U>(b, api, dst, src0, src1, scalar, m, p, (n + per - 1) / per * per / 8);
 }
 
 // Compare without dst (vcmp): one repeat under the mask into CmpMask.
@@ -180,12 +229,25 @@ void compare_to_register(const AscendC::LocalTensor<T>& src0, const AscendC::Loc
 
 // ---- Select -------------------------------------------------------------------------------------
 
+// Compare / CompareScalar dtypes. Atlas A2/A3: Compare.md, Compares.md (half, float, int32_t with EQ
+// only). Ascend 950 (Compare.md, Compares.md 数据类型 "针对Ascend 950PR/Ascend 950DT"): every CMPMODE on
+// the types below, the 8- and 64-bit ones in the count form only (double, also listed, is not modelled).
+template <typename T>
+constexpr bool cmp_supports = mask::kAscend950 ? one_of_v<T, int8_t, uint8_t, int16_t, uint16_t, half, bfloat16_t,
+                                                           int32_t, uint32_t, float, int64_t, uint64_t>
+                                               : one_of_v<T, half, float, int32_t>;
+template <typename T>
+constexpr bool cmp_count_only = mask::kAscend950 && one_of_v<T, int8_t, uint8_t, int64_t, uint64_t>;
+
+// Select dtypes. Atlas A2/A3 (Select.md): half, float. Ascend 950, the forms with a selMask argument:
+// the b16/b32 types of dav_3510 kernel_operator_vec_sel_impl.h VselImpl (Select.md 数据类型 adds int8_t,
+// uint8_t, int64_t, uint64_t and complex types in the count form, not modelled); the register forms
+// keep Atlas A2/A3's.
 template <typename T>
 constexpr bool select_supports = one_of_v<T, half, float>;
-// Ascend 950 adds bfloat16_t (Select.md, Compares.md 数据类型), modelled in the count forms pyasc-dev
-// emits; the mask forms keep Atlas A2/A3's rules (on Ascend 950 CompareScalar's mask "设置有效").
 template <typename T>
-constexpr bool bf16_count_form = mask::kAscend950 && std::is_same<T, bfloat16_t>::value;
+constexpr bool select_supports_950 =
+    mask::kAscend950 && one_of_v<T, half, int16_t, uint16_t, bfloat16_t, int32_t, uint32_t, float>;
 template <typename U>
 constexpr bool sel_mask_supports = one_of_v<U, uint8_t, uint16_t, uint32_t, uint64_t>;
 
@@ -310,8 +372,9 @@ void select_with_mask(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTe
     const char* api = "Select";
     check_sel_mode(api, mode, src1 == nullptr);
     uint32_t scratch = 0;
-    if (count_form && mask::kAscend950 && mode != SELMODE::VSEL_CMPMASK_SPR) {
-        // Select.md: Ascend 950's count forms use no 8 KB scratch; mode 1 holds its scalar in CmpMask
+    if (mask::kAscend950 && mode != SELMODE::VSEL_CMPMASK_SPR) {
+        // Select.md: on Ascend 950 the count forms and the mask forms with a selMask argument use no 8 KB
+        // scratch ("不涉及8KB Unified Buffer临时空间的占用"); mode 1 holds its scalar in CmpMask
         if (mode == SELMODE::VSEL_TENSOR_SCALAR_MODE) std::memcpy(b.cmp_mask, &scalar, sizeof(T));
     } else {
         scratch = select_prologue<T, U>(b, api, mode, sel, scalar);
@@ -345,38 +408,65 @@ void select_from_registers(const AscendC::LocalTensor<T>& dst, const AscendC::Lo
 
 namespace AscendC {
 
-#define ASCRUN_CMP_TYPES(T, U)                                                                                   \
-    static_assert(::ascrun::one_of_v<T, half, float, int32_t>, "Compare: T must be half, float or int32_t (Atlas " \
-                                                                "A2/A3; int32_t with CMPMODE::EQ only)");          \
+#define ASCRUN_CMP_T(API, T)                                                                                     \
+    static_assert(::ascrun::mask::kAscend950 || ::ascrun::cmpsel::cmp_supports<T>,                                  \
+                  API ": T must be half, float or int32_t (Atlas A2/A3; int32_t with EQ only)");               \
+    static_assert(!::ascrun::mask::kAscend950 || ::ascrun::cmpsel::cmp_supports<T>,                                \
+                  API ": T must be one of int8_t, uint8_t, int16_t, uint16_t, half, bfloat16_t, int32_t, "      \
+                      "uint32_t, float, int64_t, uint64_t (Ascend 950; double is not modelled)")
+#define ASCRUN_CMP_MASKED_T(API, T) \
+    static_assert(!::ascrun::cmpsel::cmp_count_only<T>, API ": on Ascend 950 this T takes the count form only")
+#define ASCRUN_CMP_U(U) \
     static_assert(::ascrun::one_of_v<U, int8_t, uint8_t>, "Compare: dst must be an int8_t or uint8_t tensor")
 
 template <typename T, typename U>
 void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE cmpMode,
              uint32_t count) {
-    ASCRUN_CMP_TYPES(T, U);
-    ::ascrun::cmpsel::compare_to_dst<T, U>("Compare", dst, src0, &src1, T(0), cmpMode,
-                                          static_cast<uint64_t>(count) * sizeof(T) / ::ascrun::kRepeatBytes, 1, 8, 1,
-                                          8);
+    ASCRUN_CMP_T("Compare", T);
+    ASCRUN_CMP_U(U);
+    if constexpr (::ascrun::mask::kAscend950) {
+        ::ascrun::cmpsel::compare_count_950<T, U>("Compare", dst, src0, &src1, T(0), cmpMode, count);
+    } else {
+        ::ascrun::cmpsel::compare_to_dst<T, U>("Compare", dst, src0, &src1, T(0), cmpMode,
+                                              static_cast<uint64_t>(count) * sizeof(T) / ::ascrun::kRepeatBytes, 1,
+                                              8, 1, 8);
+    }
 }
 template <typename T, typename U, bool isSetMask = true>
 void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE cmpMode,
              const uint64_t mask[], uint8_t repeatTime, const BinaryRepeatParams& repeatParams) {
-    ASCRUN_CMP_TYPES(T, U);
-    (void)mask;  // reserved on Atlas A2/A3
-    ::ascrun::cmpsel::compare_to_dst<T, U>("Compare", dst, src0, &src1, T(0), cmpMode, repeatTime,
-                                          repeatParams.src0BlkStride, repeatParams.src0RepStride,
-                                          repeatParams.src1BlkStride, repeatParams.src1RepStride);
+    ASCRUN_CMP_T("Compare", T);
+    ASCRUN_CMP_MASKED_T("Compare", T);
+    ASCRUN_CMP_U(U);
+    if constexpr (::ascrun::mask::kAscend950) {
+        ::ascrun::cmpsel::compare_masked_950<T, U, isSetMask>(
+            "Compare", dst, src0, &src1, T(0), cmpMode, ::ascrun::mask::Arg::Bits, mask[0], mask[1], repeatTime,
+            repeatParams.src0BlkStride, repeatParams.src0RepStride, repeatParams.src1BlkStride,
+            repeatParams.src1RepStride);
+    } else {  // the mask is reserved on Atlas A2/A3
+        ::ascrun::cmpsel::compare_to_dst<T, U>("Compare", dst, src0, &src1, T(0), cmpMode, repeatTime,
+                                              repeatParams.src0BlkStride, repeatParams.src0RepStride,
+                                              repeatParams.src1BlkStride, repeatParams.src1RepStride);
+    }
 }
 template <typename T, typename U, bool isSetMask = true>
 void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE cmpMode,
              const uint64_t mask, uint8_t repeatTime, const BinaryRepeatParams& repeatParams) {
-    ASCRUN_CMP_TYPES(T, U);
-    (void)mask;  // reserved on Atlas A2/A3
-    ::ascrun::cmpsel::compare_to_dst<T, U>("Compare", dst, src0, &src1, T(0), cmpMode, repeatTime,
-                                          repeatParams.src0BlkStride, repeatParams.src0RepStride,
-                                          repeatParams.src1BlkStride, repeatParams.src1RepStride);
+    ASCRUN_CMP_T("Compare", T);
+    ASCRUN_CMP_MASKED_T("Compare", T);
+    ASCRUN_CMP_U(U);
+    if constexpr (::ascrun::mask::kAscend950) {
+        ::ascrun::cmpsel::compare_masked_950<T, U, isSetMask>(
+            "Compare", dst, src0, &src1, T(0), cmpMode, ::ascrun::mask::Arg::Continuous, mask, 0, repeatTime,
+            repeatParams.src0BlkStride, repeatParams.src0RepStride, repeatParams.src1BlkStride,
+            repeatParams.src1RepStride);
+    } else {  // the mask is reserved on Atlas A2/A3
+        ::ascrun::cmpsel::compare_to_dst<T, U>("Compare", dst, src0, &src1, T(0), cmpMode, repeatTime,
+                                              repeatParams.src0BlkStride, repeatParams.src0RepStride,
+                                              repeatParams.src1BlkStride, repeatParams.src1RepStride);
+    }
 }
-#undef ASCRUN_CMP_TYPES
+#undef ASCRUN_CMP_U
 
 #define ASCRUN_CMP_REG_TYPES(T) \
     static_assert(::ascrun::one_of_v<T, half, float>, "Compare (result in CmpMask): T must be half or float")
@@ -397,39 +487,55 @@ void Compare(const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE cmp
 }
 #undef ASCRUN_CMP_REG_TYPES
 
-#define ASCRUN_CMPS_TYPES(T, U)                                                                              \
-    static_assert(::ascrun::one_of_v<T, half, float, int32_t>, "CompareScalar: T must be half, float or "     \
-                                                                "int32_t (Atlas A2/A3; int32_t with EQ only)"); \
-    static_assert(std::is_same<U, uint8_t>::value, "CompareScalar: dst must be a uint8_t tensor (Atlas A2/A3)")
+#define ASCRUN_CMPS_U(U) \
+    static_assert(std::is_same<U, uint8_t>::value, "CompareScalar: dst must be a uint8_t tensor")
 
 template <typename T, typename U>
 void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar, CMPMODE cmpMode,
                    uint32_t count) {
-    static_assert(::ascrun::one_of_v<T, half, float, int32_t> || ::ascrun::cmpsel::bf16_count_form<T>,
-                  "CompareScalar: T must be half, float or int32_t (Atlas A2/A3; int32_t with EQ only; Ascend 950's "
-                  "count form also bfloat16_t)");
-    static_assert(std::is_same<U, uint8_t>::value, "CompareScalar: dst must be a uint8_t tensor");
-    ::ascrun::cmpsel::compare_to_dst<T, U>("CompareScalar", dst, src0, nullptr, src1Scalar, cmpMode,
-                                          static_cast<uint64_t>(count) * sizeof(T) / ::ascrun::kRepeatBytes, 1, 8, 0,
-                                          0);
+    ASCRUN_CMP_T("CompareScalar", T);
+    ASCRUN_CMPS_U(U);
+    if constexpr (::ascrun::mask::kAscend950) {
+        ::ascrun::cmpsel::compare_count_950<T, U>("CompareScalar", dst, src0, nullptr, src1Scalar, cmpMode, count);
+    } else {
+        ::ascrun::cmpsel::compare_to_dst<T, U>("CompareScalar", dst, src0, nullptr, src1Scalar, cmpMode,
+                                              static_cast<uint64_t>(count) * sizeof(T) / ::ascrun::kRepeatBytes, 1,
+                                              8, 0, 0);
+    }
 }
 template <typename T, typename U, bool isSetMask = true>
 void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar, CMPMODE cmpMode,
                    const uint64_t mask[], uint8_t repeatTime, const UnaryRepeatParams& repeatParams) {
-    ASCRUN_CMPS_TYPES(T, U);
-    (void)mask;  // reserved on Atlas A2/A3
-    ::ascrun::cmpsel::compare_to_dst<T, U>("CompareScalar", dst, src0, nullptr, src1Scalar, cmpMode, repeatTime,
-                                          repeatParams.srcBlkStride, repeatParams.srcRepStride, 0, 0);
+    ASCRUN_CMP_T("CompareScalar", T);
+    ASCRUN_CMP_MASKED_T("CompareScalar", T);
+    ASCRUN_CMPS_U(U);
+    if constexpr (::ascrun::mask::kAscend950) {
+        ::ascrun::cmpsel::compare_masked_950<T, U, isSetMask>(
+            "CompareScalar", dst, src0, nullptr, src1Scalar, cmpMode, ::ascrun::mask::Arg::Bits, mask[0], mask[1],
+            repeatTime, repeatParams.srcBlkStride, repeatParams.srcRepStride, 0, 0);
+    } else {  // the mask is reserved on Atlas A2/A3
+        ::ascrun::cmpsel::compare_to_dst<T, U>("CompareScalar", dst, src0, nullptr, src1Scalar, cmpMode, repeatTime,
+                                              repeatParams.srcBlkStride, repeatParams.srcRepStride, 0, 0);
+    }
 }
 template <typename T, typename U, bool isSetMask = true>
 void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar, CMPMODE cmpMode,
                    const uint64_t mask, uint8_t repeatTime, const UnaryRepeatParams& repeatParams) {
-    ASCRUN_CMPS_TYPES(T, U);
-    (void)mask;  // reserved on Atlas A2/A3
-    ::ascrun::cmpsel::compare_to_dst<T, U>("CompareScalar", dst, src0, nullptr, src1Scalar, cmpMode, repeatTime,
-                                          repeatParams.srcBlkStride, repeatParams.srcRepStride, 0, 0);
+    ASCRUN_CMP_T("CompareScalar", T);
+    ASCRUN_CMP_MASKED_T("CompareScalar", T);
+    ASCRUN_CMPS_U(U);
+    if constexpr (::ascrun::mask::kAscend950) {
+        ::ascrun::cmpsel::compare_masked_950<T, U, isSetMask>(
+            "CompareScalar", dst, src0, nullptr, src1Scalar, cmpMode, ::ascrun::mask::Arg::Continuous, mask, 0,
+            repeatTime, repeatParams.srcBlkStride, repeatParams.srcRepStride, 0, 0);
+    } else {  // the mask is reserved on Atlas A2/A3
+        ::ascrun::cmpsel::compare_to_dst<T, U>("CompareScalar", dst, src0, nullptr, src1Scalar, cmpMode, repeatTime,
+                                              repeatParams.srcBlkStride, repeatParams.srcRepStride, 0, 0);
+    }
 }
-#undef ASCRUN_CMPS_TYPES
+#undef ASCRUN_CMPS_U
+#undef ASCRUN_CMP_MASKED_T
+#undef ASCRUN_CMP_T
 
 // GetCmpMask: the register's 16 bytes to dst, which must hold 128 bytes (GetCmpMask(ISASI).md); the
 // other 112 are left undefined (the UB poison byte).
@@ -457,25 +563,30 @@ void SetCmpMask(const LocalTensor<T>& src) {
     std::memcpy(b.cmp_mask, b.ub + src.ascrun_addr(), sizeof(b.cmp_mask));
 }
 
-#define ASCRUN_SEL_TYPES(T, U)                                                                                    \
-    static_assert(::ascrun::cmpsel::select_supports<T>, "Select: T must be half or float (Atlas A2/A3)");         \
+#define ASCRUN_SEL_MASK_U(U)                                                                                      \
     static_assert(::ascrun::cmpsel::sel_mask_supports<U>,                                                         \
                   "Select: selMask must be a uint8_t, uint16_t, uint32_t or uint64_t tensor (a call "             \
                   "Select(dst, src0, src1, repeatTime, repeatParams) needs Select<T, SELMODE>; pyasc 1.1.1 drops " \
                   "sel_mode there)")
-
-#define ASCRUN_SEL_COUNT_TYPES(T, U)                                                                        \
-    static_assert(::ascrun::cmpsel::select_supports<T> || ::ascrun::cmpsel::bf16_count_form<T>,             \
-                  "Select: T must be half or float (Atlas A2/A3; Ascend 950's count form also bfloat16_t)"); \
-    static_assert(::ascrun::cmpsel::sel_mask_supports<U>,                                                   \
-                  "Select: selMask must be a uint8_t, uint16_t, uint32_t or uint64_t tensor")
+// The register forms.
+#define ASCRUN_SEL_TYPES(T, U)                                                                                    \
+    static_assert(::ascrun::cmpsel::select_supports<T>, "Select: T must be half or float (Atlas A2/A3)");         \
+    ASCRUN_SEL_MASK_U(U)
+// The forms with a selMask argument.
+#define ASCRUN_SEL_ARG_TYPES(T, U)                                                                                \
+    static_assert(::ascrun::mask::kAscend950 || ::ascrun::cmpsel::select_supports<T>,                             \
+                  "Select: T must be half or float (Atlas A2/A3)");                                               \
+    static_assert(!::ascrun::mask::kAscend950 || ::ascrun::cmpsel::select_supports_950<T>,                        \
+                  "Select: T must be one of half, int16_t, uint16_t, bfloat16_t, int32_t, uint32_t, float (Ascend " \
+                  "950; its 8- and 64-bit count forms are not modelled)");                                        \
+    ASCRUN_SEL_MASK_U(U)
 
 // Modes 0 and 2, src1 a tensor.
 template <typename T, typename U, bool isSetMask = true>
 void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
             const LocalTensor<T>& src1, SELMODE selMode, const uint64_t mask[], uint8_t repeatTime,
             const BinaryRepeatParams& repeatParams) {
-    ASCRUN_SEL_TYPES(T, U);
+    ASCRUN_SEL_ARG_TYPES(T, U);
     ::ascrun::cmpsel::select_with_mask<T, U>(dst, selMask, src0, &src1, T(0), selMode, false,
                                              ::ascrun::mask::Arg::Bits, mask[0], mask[1], repeatTime, repeatParams);
 }
@@ -483,14 +594,14 @@ template <typename T, typename U, bool isSetMask = true>
 void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
             const LocalTensor<T>& src1, SELMODE selMode, uint64_t mask, uint8_t repeatTime,
             const BinaryRepeatParams& repeatParams) {
-    ASCRUN_SEL_TYPES(T, U);
+    ASCRUN_SEL_ARG_TYPES(T, U);
     ::ascrun::cmpsel::select_with_mask<T, U>(dst, selMask, src0, &src1, T(0), selMode, false,
                                              ::ascrun::mask::Arg::Continuous, mask, 0, repeatTime, repeatParams);
 }
 template <typename T, typename U>
 void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
             const LocalTensor<T>& src1, SELMODE selMode, uint32_t count) {
-    ASCRUN_SEL_COUNT_TYPES(T, U);
+    ASCRUN_SEL_ARG_TYPES(T, U);
     ::ascrun::cmpsel::select_with_mask<T, U>(dst, selMask, src0, &src1, T(0), selMode, true,
                                              ::ascrun::mask::Arg::Continuous, count, 0, 1, BinaryRepeatParams());
 }
@@ -499,21 +610,21 @@ void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const Loca
 template <typename T, typename U, bool isSetMask = true>
 void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0, T src1,
             SELMODE selMode, const uint64_t mask[], uint8_t repeatTime, const BinaryRepeatParams& repeatParams) {
-    ASCRUN_SEL_TYPES(T, U);
+    ASCRUN_SEL_ARG_TYPES(T, U);
     ::ascrun::cmpsel::select_with_mask<T, U>(dst, selMask, src0, nullptr, src1, selMode, false,
                                              ::ascrun::mask::Arg::Bits, mask[0], mask[1], repeatTime, repeatParams);
 }
 template <typename T, typename U, bool isSetMask = true>
 void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0, T src1,
             SELMODE selMode, uint64_t mask, uint8_t repeatTime, const BinaryRepeatParams& repeatParams) {
-    ASCRUN_SEL_TYPES(T, U);
+    ASCRUN_SEL_ARG_TYPES(T, U);
     ::ascrun::cmpsel::select_with_mask<T, U>(dst, selMask, src0, nullptr, src1, selMode, false,
                                              ::ascrun::mask::Arg::Continuous, mask, 0, repeatTime, repeatParams);
 }
 template <typename T, typename U>
 void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0, T src1,
             SELMODE selMode, uint32_t count) {
-    ASCRUN_SEL_COUNT_TYPES(T, U);
+    ASCRUN_SEL_ARG_TYPES(T, U);
     ::ascrun::cmpsel::select_with_mask<T, U>(dst, selMask, src0, nullptr, src1, selMode, true,
                                              ::ascrun::mask::Arg::Continuous, count, 0, 1, BinaryRepeatParams());
 }
@@ -536,8 +647,9 @@ void Select(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTe
     ::ascrun::cmpsel::select_from_registers<T, uint8_t>(dst, nullptr, src0, &src1, selMode, repeatTime,
                                                         repeatParams);
 }
-#undef ASCRUN_SEL_COUNT_TYPES
+#undef ASCRUN_SEL_ARG_TYPES
 #undef ASCRUN_SEL_TYPES
+#undef ASCRUN_SEL_MASK_U
 
 }  // namespace AscendC
 
