@@ -24,42 +24,22 @@
 namespace ascrun {
 namespace math {
 
-struct ErfOp {
-    static constexpr const char* name = "Erf";
-    static float apply(float x) { return std::erf(x); }
-};
-struct TanhOp {
-    static constexpr const char* name = "Tanh";
-    static float apply(float x) { return std::tanh(x); }
-};
-struct SinOp {
-    static constexpr const char* name = "Sin";
-    static float apply(float x) { return std::sin(x); }
-};
-struct CosOp {
-    static constexpr const char* name = "Cos";
-    static float apply(float x) { return std::cos(x); }
-};
-struct TanOp {
-    static constexpr const char* name = "Tan";
-    static float apply(float x) { return std::tan(x); }
-};
-struct SinhOp {
-    static constexpr const char* name = "Sinh";
-    static float apply(float x) { return std::sinh(x); }
-};
-struct CoshOp {
-    static constexpr const char* name = "Cosh";
-    static float apply(float x) { return std::cosh(x); }
-};
-struct CeilOp {
-    static constexpr const char* name = "Ceil";
-    static float apply(float x) { return std::ceil(x); }
-};
-struct FloorOp {
-    static constexpr const char* name = "Floor";
-    static float apply(float x) { return std::floor(x); }
-};
+// Each op: its name in messages, and f computed in float.
+#define ASCRUN_MATH_OP(Name, f)                           \
+    struct Name##Op {                                     \
+        static constexpr const char* name = #Name;        \
+        static float apply(float x) { return std::f(x); } \
+    };
+ASCRUN_MATH_OP(Erf, erf)
+ASCRUN_MATH_OP(Tanh, tanh)
+ASCRUN_MATH_OP(Sin, sin)
+ASCRUN_MATH_OP(Cos, cos)
+ASCRUN_MATH_OP(Tan, tan)
+ASCRUN_MATH_OP(Sinh, sinh)
+ASCRUN_MATH_OP(Cosh, cosh)
+ASCRUN_MATH_OP(Ceil, ceil)
+ASCRUN_MATH_OP(Floor, floor)
+#undef ASCRUN_MATH_OP
 
 // The input range an op's algorithm takes; outside it the device's result is undefined, so a fault.
 struct Range {
