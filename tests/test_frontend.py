@@ -175,6 +175,29 @@ def test_a_printf_newline_prints_as_one_on_either_pyasc(tmp_path):
     assert ascrun.run_local(load_module(path, "newline").k, 1, 7).log == "[AIV Block 0/1] n=7\tx\n"
 
 
+def test_a_quote_in_a_printf_format_stays_inside_its_literal_on_either_pyasc(tmp_path):
+    """The attack a format carries: on 1.1.1 (the format as it is) the guard refuses a bare quote; on
+    the nightly (it escapes the format) it prints as written, the C++ holding it escaped."""
+    path = tmp_path / "quoted.py"
+    path.write_text('import asc\n\n\n@asc.jit\ndef k(n: int):\n    asc.printf(\'x");system("id\')\n')
+    kernel = load_module(path, "quoted").k
+    if frontend._printf_translation == "verbatim":
+        with pytest.raises(ascrun.KernelError, match="a bare '\"' would end the C\\+\\+ string literal"):
+            ascrun.run_local(kernel, 1, 7)
+    else:
+        result = ascrun.run_local(kernel, 1, 7)
+        assert result.log == '[AIV Block 0/1] x");system("id'
+        assert 'printf("x\\");system(\\"id"' in result.source
+
+
+@pytest.mark.unit
+def test_a_printf_translation_ascrun_does_not_know_gets_no_printf(monkeypatch):
+    """One that escapes a backslash but not a quote would let a format out of its quotes either way."""
+    monkeypatch.setattr(frontend, "_printf_translation", "unknown")
+    with pytest.raises(frontend.StringRefused, match="printf is refused"):
+        frontend.printf_format("n=%d\n")
+
+
 @pytest.mark.parametrize("name", ["asc.language.core.utils:global_builder", "asc.language.not_loaded:f",
                                   "asc.language.core.utils:KernelError", "posix:system"])
 def test_a_function_constexpr_is_resolved_only_in_the_kernel_language(tmp_path, name):

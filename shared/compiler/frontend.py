@@ -228,28 +228,36 @@ def literal_body(call: str, text: str) -> str:
 
 
 # pyasc 1.1.1's translation writes a printf format between the quotes as it is; the nightly's
-# escapes it (a backslash becomes \\, a newline \n): the format the guard gives it is the literal's
+# escapes it (a backslash becomes \\, a quote \"): the format the guard gives it is the literal's
 # body for the first, the text itself for the second. Which one is installed is seen once, on a
-# probe of ours whose format (one C escape) reaches the C++ as it is only where nothing escapes it.
+# probe of ours whose format (a backslash, an n, a quote) each translation writes its own way; a
+# translation that writes it any other way (escaping one but not the other) gets no printf at all.
 _PRINTF_PROBE = KernelBundle(entry="ascrun_printf_probe", constants=(), modules=(("asc", "asc"),), functions=(
     KernelFunction("ascrun_printf_probe", '@asc.jit\ndef ascrun_printf_probe(x: asc.GlobalAddress):\n'
-                   '    asc.printf("\\\\n")\n', "<ascrun printf probe>", 1),))
-_printf_escaped: bool | None = None  # None: not probed yet
+                   "    asc.printf('\\\\n\"')\n", "<ascrun printf probe>", 1),))
+_PRINTF_TRANSLATIONS = {'printf("\\n"")': "verbatim", 'printf("\\\\n\\"")': "escaping"}
+_printf_translation: str | None = None  # None: not probed yet; then "probing", one of the above, or "unknown"
 
 
 def _probe_printf_translation() -> None:
-    global _printf_escaped
-    if _printf_escaped is None:
-        _printf_escaped = False  # meanwhile: the probe's format is the same in both
+    global _printf_translation
+    if _printf_translation is None:
+        _printf_translation = "probing"  # the probe's format goes to the translation as it is
         source = run(_PRINTF_PROBE, [ArgSpec("tensor", "float32")]).source
-        _printf_escaped = 'printf("\\\\n")' in source
+        _printf_translation = next((how for written, how in _PRINTF_TRANSLATIONS.items() if written in source),
+                                   "unknown")
 
 
 def printf_format(text: str) -> str:
     """A printf format as the installed pyasc's translation takes it (above); StringRefused for
-    what no C literal keeps: a NUL, a trigraph."""
-    if not _printf_escaped:
+    what no C literal keeps (a NUL, a trigraph), and for all where the translation is not known."""
+    if _printf_translation == "probing":
+        return text
+    if _printf_translation == "verbatim":
         return literal_body("asc.printf", text)
+    if _printf_translation != "escaping":
+        raise StringRefused("asc.printf: the installed pyasc writes a printf format into the C++ in a way ascrun "
+                            "does not know, so it cannot keep a format inside its quotes: printf is refused")
     for i, c in enumerate(text):
         if c == "\0":
             raise StringRefused(f"asc.printf: a NUL would end the format (character {i} of {text[:200]!r})")
