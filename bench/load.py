@@ -77,7 +77,7 @@ def run_load(url: str, clients: int, launches: int) -> dict:
             "errors": errors, "elapsed": elapsed, "latencies": sorted(latencies)}
 
 
-def _cpu_s(pid: int) -> float:
+def cpu_s(pid: int) -> float:
     """CPU seconds of a process and of all its descendants (a worker's jails), those alive and
     those it has waited for."""
     try:
@@ -86,7 +86,7 @@ def _cpu_s(pid: int) -> float:
                     for c in (t / "children").read_text().split()]
     except FileNotFoundError:  # it ended meanwhile
         return 0.0
-    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK") + sum(_cpu_s(c) for c in children)
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK") + sum(cpu_s(c) for c in children)
 
 
 class CpuMeter:
@@ -97,17 +97,17 @@ class CpuMeter:
         self.pids = {"API server": pool.server.pid, "redis-server": pool.redis.pid,
                      **{f"worker {i} (+ jails)": w.pid for i, w in enumerate(pool.workers)}}
         self.redis = redis.Redis.from_url(pool.redis_url)
-        self.before = self._sample()
+        self.before = self.sample()
 
-    def _sample(self) -> dict:
-        cpu = {name: _cpu_s(pid) for name, pid in self.pids.items()}
+    def sample(self) -> dict:
+        cpu = {name: cpu_s(pid) for name, pid in self.pids.items()}
         cpu["clients (this process)"] = sum(os.times()[:2])
         stats = self.redis.info("commandstats")
         return {"cpu": cpu, "calls": {k.removeprefix("cmdstat_"): v["calls"] for k, v in stats.items()},
                 "connections": self.redis.info("stats")["total_connections_received"]}
 
     def report(self, launches: int) -> list:
-        after = self._sample()
+        after = self.sample()
         lines = ["  CPU per launch, by process:"]
         cpu = {n: after["cpu"][n] - self.before["cpu"][n] for n in after["cpu"]}
         for name, seconds in sorted(cpu.items(), key=lambda kv: -kv[1]):

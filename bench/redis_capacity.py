@@ -46,12 +46,12 @@ def measure(workers: int, launches: int, idle_s: float) -> dict:
         try:
             load.run_load(pool.url, 1, 1)  # compile once: cached launches are measured
             redis_pid = pool.redis.pid
-            before = load._cpu_s(redis_pid)
+            before = load.cpu_s(redis_pid)
             time.sleep(idle_s)
-            idle_cpu_per_s = (load._cpu_s(redis_pid) - before) / idle_s
+            idle_cpu_per_s = (load.cpu_s(redis_pid) - before) / idle_s
             meter = load.CpuMeter(pool)
             report = load.run_load(pool.url, 10 * workers, launches)
-            after = meter._sample()
+            after = meter.sample()
         finally:
             pool.stop()
     if report["errors"] or report["completed"] != launches:

@@ -1,7 +1,7 @@
 """The rules a launch's arguments obey, in one place: the client checks them early (a friendly
 error before anything is sent), the API authoritatively (server/models.py, server/admission.py),
-and the worker trusts the API's record. Pure: numpy only, no pydantic or FastAPI (the client
-package does not have them). Each check returns the problem as the user reads it, or None."""
+and the worker trusts the API's record. Pure: numpy and the compiler's bundle names only, no
+pydantic or FastAPI (the client package does not have them). Each check returns the problem as the user reads it, or None."""
 from __future__ import annotations
 
 import math

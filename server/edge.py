@@ -107,7 +107,7 @@ class Edge:
             return await _refuse(redis_error_response(e), scope, receive, send)
         if who is not None:
             scope.setdefault("state", {})["tenant"] = who  # deps.tenant reads it: request.state.tenant
-        receive, send = _closing_when_unread(scope, receive, send)
+        receive, send = _closing_when_unread(scope, declared, receive, send)
         if cap is None:
             return await self.app(scope, receive, send)
         await self._capped(scope, receive, send, *cap, None if declared else who)
@@ -207,12 +207,11 @@ async def _refuse(response: Response, scope, receive, send) -> None:
     await response(scope, receive, send)
 
 
-def _closing_when_unread(scope, receive, send):
-    """`receive` and `send` such that an answer begun before the request's body was all read closes
-    the connection: kept alive, uvicorn would read and parse the rest of the body (up to a refused
-    upload's gigabytes, on the API's one core) only to find the next request."""
-    unread = _declared_length(scope) != 0 and (
-        _declared_length(scope) is not None or any(k == b"transfer-encoding" for k, _ in scope["headers"]))
+def _closing_when_unread(scope, declared: Optional[int], receive, send):
+    """`receive` and `send` such that an answer begun before the request's body (`declared` bytes, or
+    chunked) was all read closes the connection: kept alive, uvicorn would read and parse the rest of
+    the body (up to a refused upload's gigabytes, on the API's one core) only to find the next request."""
+    unread = declared != 0 and (declared is not None or any(k == b"transfer-encoding" for k, _ in scope["headers"]))
 
     async def tracked_receive():
         nonlocal unread
