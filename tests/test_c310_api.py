@@ -278,7 +278,10 @@ LOAD = "LoadData(L1->L0, LoadData2DParamsV2)"
     ("0, 0, 2, 2, -2, 2, false, 0", f"{LOAD}: srcStride -2 is negative, which the cpu target does not model"),
     ("0, 0, 8, 9, 8, 8, false, 0", f"{LOAD}: dst: 36864 bytes from L0B offset 0x0 exceed the LocalTensor's 32768 "
                                    "bytes (8192 elements)"),
-], ids=["b32-odd-kStep", "dst-overlap", "mStep-range", "negative-srcStride", "past-dst"])
+    # the source's span overflowed 64 bits and wrapped to 512 bytes: a read 512 bytes before L1 (review)
+    ("8388607, 4294967295, 2, 1, 8388608, 2, false, 0", f"{LOAD}: src: fractal kStartPosition 4294967295 * srcStride "
+                                                        "8388608 + mStartPosition 8388607 is past every L1 address"),
+], ids=["b32-odd-kStep", "dst-overlap", "mStep-range", "negative-srcStride", "past-dst", "wrapping-start"])
 def test_load_data_2d_v2_refusals(params, message):
     with pytest.raises(ascrun.KernelError) as e:
         run_written(LOAD_V2.replace("PARAMS", params), "AIC_ONLY", ARCH_950)

@@ -212,6 +212,29 @@ def test_broadcast_refuses_shapes_that_do_not_broadcast_or_match_the_tiling(src,
     assert str(e.value) == f"block 0: {message}"
 
 
+HUGE_BROADCAST = """  AscendC::LocalTensor<float> src{AscendC::TPosition::VECCALC, 0, 64};
+  AscendC::LocalTensor<float> dst{AscendC::TPosition::VECCALC, 4096, 512};
+  const uint32_t dstShape[5] = {2, 1152, 571, 174763, 160465489};
+  const uint32_t srcShape[5] = {1, 1152, 571, 174763, 160465489};
+  AscendC::BroadcastTiling tiling;
+  AscendC::GetBroadcastTilingInfo<float>(RANK, dstShape, srcShape, false, tiling);
+  FORGE
+  AscendC::Broadcast(dst, src, dstShape, srcShape, &tiling);
+"""
+
+
+@pytest.mark.parametrize("rank, forge, message", [
+    # the shapes' products wrapped past 2^64 to 256 and 128 elements: 128 read past src (review)
+    (5, "", "GetBroadcastTilingInfo: dstShape holds more than the 253952 elements a Unified Buffer could"),
+    # a tiling's rank is the kernel's to write: 40 read dstShape[9..39] past the tiling
+    (1, "tiling.rank = 40;", "Broadcast: the tiling's rank is 40, outside [1, 9] (GetBroadcastTilingInfo computes it)"),
+], ids=["wrapping-shapes", "forged-rank"])
+def test_broadcast_refuses_shapes_past_the_ub_and_a_forged_tiling(rank, forge, message):
+    with pytest.raises(ascrun.KernelError) as e:
+        run_written(HUGE_BROADCAST.replace("RANK", str(rank)).replace("FORGE", forge), ARCH_950)
+    assert str(e.value) == f"block 0: {message}"
+
+
 SUBS = """  AscendC::LocalTensor<float> src{AscendC::TPosition::VECCALC, 0, 64};
   AscendC::LocalTensor<float> dst{AscendC::TPosition::VECCALC, 4096, 64};
   AscendC::Subs(dst, 2.0f, src, 64);

@@ -191,12 +191,23 @@ void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadDa
                                      api, static_cast<unsigned>(p.dstStride),
                                      static_cast<unsigned long long>(per_row)));
     }
-    const uint64_t start = uint64_t{p.kStartPosition} * src_stride + p.mStartPosition;
-    const uint64_t src_fractals = start + (k_step - 1) * src_stride + m_step;
+    // the kernel's positions and stride can take the source's span past 64 bits, wrapping to a small one
+    // that the operand check lets through: refused while it is computed
+    uint64_t start = 0, src_fractals = 0, src_bytes = 0;
+    if (__builtin_mul_overflow(uint64_t{p.kStartPosition}, src_stride, &start) ||
+        __builtin_add_overflow(start, uint64_t{p.mStartPosition}, &start) ||
+        __builtin_add_overflow(start, (k_step - 1) * src_stride + m_step, &src_fractals) ||
+        __builtin_mul_overflow(src_fractals, uint64_t{f}, &src_bytes)) {
+        ascrun::fault(ascrun::format("%s: src: fractal kStartPosition %llu * srcStride %llu + mStartPosition %llu is "
+                                     "past every L1 address", api,
+                                     static_cast<unsigned long long>(p.kStartPosition),
+                                     static_cast<unsigned long long>(src_stride),
+                                     static_cast<unsigned long long>(p.mStartPosition)));
+    }
     const uint64_t dst_fractals = (rows - 1) * p.dstStride + per_row;
     uint8_t* d = ascrun::cube::l0_operand(b, api, "dst", dst, dst_fractals * f);
     const uint8_t* s = ascrun::cube_operand(b, api, "src", src, ascrun::Memory::L1, "A1 or B1 (L1 Buffer)",
-                                            src_fractals * f, 32);
+                                            src_bytes, 32);
     for (uint64_t ki = 0; ki < k_step; ++ki) {
         for (uint64_t mi = 0; mi < m_step; ++mi) {
             const uint8_t* from = s + (start + ki * src_stride + mi) * f;

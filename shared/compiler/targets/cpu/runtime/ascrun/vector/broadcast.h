@@ -52,6 +52,12 @@ inline void check_shapes(const char* api, uint32_t rank, const uint32_t* dst, co
         }
         n_dst *= dst[i];
         n_src *= src[i];
+        // past what a Unified Buffer could hold the count is refused before the next product: the kernel's
+        // shapes would otherwise wrap 64 bits to a small count that the operand checks let through
+        if (n_dst > kUbBytes || n_src > kUbBytes) {
+            fault(format("%s: %s holds more than the %u elements a Unified Buffer could", api,
+                         n_dst > kUbBytes ? "dstShape" : "srcShape", kUbBytes));
+        }
     }
 }
 
@@ -119,6 +125,10 @@ void Broadcast(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint3
     constexpr const char* api = "Broadcast";
     if (tiling == nullptr || tiling->rank == 0) {
         ::ascrun::fault("Broadcast: the tiling was not computed by GetBroadcastTilingInfo");
+    }
+    if (tiling->rank > ::ascrun::broadcast::kMaxRank) {  // its fields are the kernel's to write
+        ::ascrun::fault(::ascrun::format("Broadcast: the tiling's rank is %u, outside [1, 9] (GetBroadcastTilingInfo "
+                                         "computes it)", tiling->rank));
     }
     for (uint32_t i = 0; i < tiling->rank; ++i) {
         if (tiling->dstShape[i] != dstShape[i] || tiling->srcShape[i] != srcShape[i]) {
