@@ -268,6 +268,15 @@ def test_a_register_read_before_anything_wrote_it_faults(kernels):
         "block 0: Reg::Add: srcReg0 is a RegTensor nothing has written (its value is undefined)")
 
 
+def test_a_float_scalar_outside_an_integer_registers_range_faults(kernels):
+    """Its conversion is undefined behaviour in C++ (review): the register API faults, NaN included."""
+    def huge(source):
+        return re.sub(r"__VEC_SCOPE__\s*\{", lambda m: m.group(0) + "\n    { AscendC::Reg::RegTensor<int32_t> bad; "
+                      "AscendC::Reg::Duplicate(bad, 1e10f); }", source, count=1)
+    assert _fault_in(kernels, huge) == (
+        "block 0: Reg::Duplicate: scalarValue 1e+10 is outside int32_t's range (its conversion is undefined)")
+
+
 def test_a_mask_never_set_faults(kernels):
     def unset(source):
         return re.sub(r"(AscendC::Reg::MaskReg v\d+) = AscendC::Reg::CreateMask<[^;]*;", r"\1;", source, count=1)

@@ -25,7 +25,7 @@ inline void Duplicate(S& dstReg, U scalarValue, MaskReg& mask) {
     using E = typename S::ActualT;
     constexpr const char* api = "Reg::Duplicate";
     ascrun::reg::enter_vf(api);
-    const E value = static_cast<E>(scalarValue);
+    const E value = ascrun::reg::scalar_as<E>(api, ascrun::TypeName<E>::c(), scalarValue);
     ascrun::reg::masked<E, mode>(api, dstReg, mask, [&](uint32_t) { return value; });
 }
 

@@ -87,7 +87,7 @@ inline void Not(U& dstReg, U& srcReg, MaskReg& mask) {
                       "Reg::" #NAME ": its page lists the integer types only");                             \
         constexpr const char* api = "Reg::" #NAME;                                                          \
         ascrun::reg::enter_vf(api);                                                                         \
-        const int16_t count = static_cast<int16_t>(scalarValue);                                            \
+        const int16_t count = ascrun::reg::scalar_as<int16_t>(api, "int16_t", scalarValue);                 \
         if (count < 0) ascrun::reg::negative_shift(api, count);                                             \
         const E* a = srcReg.read(api, "srcReg");                                                            \
         ascrun::reg::masked<E, mode>(api, dstReg, mask, [&](uint32_t i) {                                   \

@@ -26,6 +26,10 @@ void bad_mask_pattern(const char* api, int pattern) {
                  pattern));
 }
 
+void scalar_out_of_range(const char* api, const char* to, double value) {
+    fault(format("%s: scalarValue %g is outside %s's range (its conversion is undefined)", api, value, to));
+}
+
 void negative_shift(const char* api, long long count) {
     fault(format("%s: shift count %lld is negative (the reference leaves a negative count undefined)", api, count));
 }

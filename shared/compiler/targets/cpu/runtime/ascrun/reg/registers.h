@@ -12,6 +12,9 @@
 // The pages cited in reg/ are cannmirror/asc-devkit's docs/zh/api/SIMD-API/基础API/Reg矢量计算/.
 #pragma once
 
+#include <limits>
+#include <type_traits>
+
 #include "ascrun/core/core.h"
 #include "ascrun/core/tensor.h"
 
@@ -55,6 +58,21 @@ private:
 [[noreturn]] void outside_vec_scope(const char* api);
 [[noreturn]] void unwritten_register(const char* api, const char* role, const char* kind);
 [[noreturn]] void bad_mask_pattern(const char* api, int pattern);
+[[noreturn]] void scalar_out_of_range(const char* api, const char* to, double value);
+
+// A scalar the kernel passes as its element type E: a float out of E's range (NaN included) has no
+// value there (converting it is undefined behaviour in C++), so it faults; integers wrap as on the device.
+template <typename E, typename U>
+inline E scalar_as(const char* api, const char* to, U value) {
+    if constexpr (std::is_floating_point<U>::value && std::is_integral<E>::value) {
+        const double v = static_cast<double>(value);
+        if (!(v >= static_cast<double>(std::numeric_limits<E>::min()) &&
+              v < static_cast<double>(std::numeric_limits<E>::max()) + 1.0)) {
+            scalar_out_of_range(api, to, v);
+        }
+    }
+    return static_cast<E>(value);
+}
 
 // Every register instruction begins here: the block, and the VF it must be in. The register API is
 // the Ascend 950's: RegTensor.md lists no other product (Atlas A2/A3: 不支持).
