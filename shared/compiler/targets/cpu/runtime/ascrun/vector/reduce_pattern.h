@@ -38,30 +38,19 @@ struct RA {
 namespace ascrun {
 namespace reduce2d {
 
-struct ProdOp {
-    static constexpr const char* name = "ReduceProd";
-    static constexpr const char* page = "ReduceProd.md";
-    template <typename T>
-    static T apply(T a, T b) { return arith::mul(a, b); }
-};
-struct SumOp {
-    static constexpr const char* name = "ReduceSum";
-    static constexpr const char* page = "ReduceSum-90.md";
-    template <typename T>
-    static T apply(T a, T b) { return arith::add(a, b); }
-};
-struct MaxOp {
-    static constexpr const char* name = "ReduceMax";
-    static constexpr const char* page = "ReduceMax-91.md";
-    template <typename T>
-    static T apply(T a, T b) { return arith::max(a, b); }
-};
-struct MinOp {
-    static constexpr const char* name = "ReduceMin";
-    static constexpr const char* page = "ReduceMin-92.md";
-    template <typename T>
-    static T apply(T a, T b) { return arith::min(a, b); }
-};
+// Each reduction: its name and page in messages, and how two elements combine.
+#define ASCRUN_REDUCE_OP(OP, NAME, PAGE, COMBINE)                          \
+    struct OP {                                                            \
+        static constexpr const char* name = NAME;                          \
+        static constexpr const char* page = PAGE;                          \
+        template <typename T>                                              \
+        static T apply(T a, T b) { return arith::COMBINE(a, b); }          \
+    };
+ASCRUN_REDUCE_OP(ProdOp, "ReduceProd", "ReduceProd.md", mul)
+ASCRUN_REDUCE_OP(SumOp, "ReduceSum", "ReduceSum-90.md", add)
+ASCRUN_REDUCE_OP(MaxOp, "ReduceMax", "ReduceMax-91.md", max)
+ASCRUN_REDUCE_OP(MinOp, "ReduceMin", "ReduceMin-92.md", min)
+#undef ASCRUN_REDUCE_OP
 
 // ReduceProd.md: "支持的数据类型为：float" (every product).
 template <typename T>
