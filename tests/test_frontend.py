@@ -1,5 +1,7 @@
 """Frontend: pyasc's real codegen, passes and translation; the IR hash; compile errors."""
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -101,6 +103,39 @@ def test_pyasc_error_reaches_user_with_kernel_line(tmp_path):
     assert e.value.kind == "compile_error"
     assert f"in kernel 'k' at {path}:7" in msg
     assert "No viable candidates were found to dispatch exp()" in msg  # pyasc's own message
+
+
+FAILS_INSIDE_AN_IF = """import asc
+import numpy as np
+import pytest
+
+import ascrun
+
+
+@asc.jit
+def k(x: asc.GlobalAddress, n: int):
+    t = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, 64)
+    if n == 1:
+        m = n + 1
+        asc.adds(t, t, m, "eight")
+
+
+@pytest.mark.parametrize("i", range(4))
+def test_fails(i):
+    ascrun.run_local(k, 1, np.zeros(8, np.float32), 1)
+"""
+
+
+def test_a_kernel_failing_inside_an_if_leaves_pytest_running(tmp_path):
+    """pyasc builds an `if` body in a block Python owns: failing inside it, the block stayed in the
+    error's frames and pytest's garbage collection freed it after pyasc's context, crashing the
+    process (on both pyasc versions; the nightly's gather_mask tests took a test run down so)."""
+    (tmp_path / "test_if.py").write_text(FAILS_INSIDE_AN_IF)
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=no", "-rf",
+                          "--confcutdir", str(tmp_path), "test_if.py"], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr  # not -11: pytest reports the four failures
+    failed = [line for line in out.stdout.splitlines() if line.startswith("FAILED test_if.py::test_fails[")]
+    assert len(failed) == 4 and all(" - ascrun.compiler.errors.CompileError: " in line for line in failed), out.stdout
 
 
 def test_the_excerpt_marks_the_failing_line_of_the_kernels_file(tmp_path):

@@ -17,6 +17,7 @@ import os
 import re
 import sys
 import threading
+import traceback
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple
 
@@ -559,6 +560,19 @@ def _compile_error(exc: BaseException, bundle: KernelBundle, fn_name: str | None
     return CompileError(f"pyasc could not compile the kernel: {location}{message}")
 
 
+def _free_codegen_frames(exc: BaseException) -> None:
+    """Frees the locals of the frames a failed codegen left in `exc` (and the exceptions it chains)
+    now, while pyasc's module and context live. pyasc builds an `if` or loop body in a block of its
+    own (ir.Block() in compute_inout) that Python owns until it is merged: a failure inside it left
+    that block in the error's frames, and the garbage collector could free it after pyasc's context,
+    crashing the process in mlir::Operation's destructor (both pyasc versions; pytest runs did)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        traceback.clear_frames(exc.__traceback__)
+        exc = exc.__cause__ or exc.__context__
+
+
 EXCERPT_CONTEXT = 3  # lines before and after the failing one, as pyasc shows
 
 
@@ -659,7 +673,9 @@ def run(bundle: KernelBundle, args: Sequence[ArgSpec], options: Dict[str, Any] |
         try:
             module = kernel._run_codegen(Specialization(arg_types, constexprs), codegen_options)
         except Exception as e:
-            raise _compile_error(e, bundle, None, kernel) from None
+            error = _compile_error(e, bundle, None, kernel)
+            _free_codegen_frames(e)
+            raise error from None
         finally:
             _sites = None
         with _native_stderr() as printed:
