@@ -37,11 +37,13 @@ def bilinear_kernel(x0: asc.GlobalAddress, offs: asc.GlobalAddress, w: asc.Globa
     src1.set_size(w_size)
     if counter == 1:
         asc.set_mask_count()
+    # repeatMode is the int (0 or 1) as it is: the nightly cannot pass `repeat_mode == 1` (as in
+    # vector_gather.py's gather_mask_kernel)
     if form == 1:
-        asc.bilinear_interpolation(dst, src0, src0_offset, src1, [mask_lo, mask_hi], h_repeat, repeat_mode == 1,
+        asc.bilinear_interpolation(dst, src0, src0_offset, src1, [mask_lo, mask_hi], h_repeat, repeat_mode,
                                    dst_blk_stride, v_r_offset, v_repeat, tmp)
     else:
-        asc.bilinear_interpolation(dst, src0, src0_offset, src1, mask, h_repeat, repeat_mode == 1, dst_blk_stride,
+        asc.bilinear_interpolation(dst, src0, src0_offset, src1, mask, h_repeat, repeat_mode, dst_blk_stride,
                                    v_r_offset, v_repeat, tmp)
     asc.pipe_barrier(asc.PipeID.PIPE_ALL)
     asc.data_copy(z_gm, dst, ND)

@@ -84,23 +84,25 @@ def gather_mask_kernel(x: asc.GlobalAddress, p: asc.GlobalAddress, z: asc.Global
     if counter == 1:
         asc.set_mask_count()
     params = asc.GatherMaskParams(src0_blk, repeat, src0_rep, src1_rep)
-    # src1Pattern's built-in values must be Python ints, so each is its own call.
+    # src1Pattern's built-in values must be Python ints, so each is its own call. reduceMode is the
+    # int (0 or 1) as it is: the nightly cannot pass `reduce == 1` (its int1 comparison result has
+    # bitwidth 8 in its dtype table, so its cast to bool_, int8, raises NotImplementedError).
     if pattern == 0:
-        c_gm.set_value(0, asc.gather_mask(zl, xl, pl, reduce == 1, mask, params))
+        c_gm.set_value(0, asc.gather_mask(zl, xl, pl, reduce, mask, params))
     elif pattern == 1:
-        c_gm.set_value(0, asc.gather_mask(zl, xl, 1, reduce == 1, mask, params))
+        c_gm.set_value(0, asc.gather_mask(zl, xl, 1, reduce, mask, params))
     elif pattern == 2:
-        c_gm.set_value(0, asc.gather_mask(zl, xl, 2, reduce == 1, mask, params))
+        c_gm.set_value(0, asc.gather_mask(zl, xl, 2, reduce, mask, params))
     elif pattern == 3:
-        c_gm.set_value(0, asc.gather_mask(zl, xl, 3, reduce == 1, mask, params))
+        c_gm.set_value(0, asc.gather_mask(zl, xl, 3, reduce, mask, params))
     elif pattern == 4:
-        c_gm.set_value(0, asc.gather_mask(zl, xl, 4, reduce == 1, mask, params))
+        c_gm.set_value(0, asc.gather_mask(zl, xl, 4, reduce, mask, params))
     elif pattern == 5:
-        c_gm.set_value(0, asc.gather_mask(zl, xl, 5, reduce == 1, mask, params))
+        c_gm.set_value(0, asc.gather_mask(zl, xl, 5, reduce, mask, params))
     elif pattern == 6:
-        c_gm.set_value(0, asc.gather_mask(zl, xl, 6, reduce == 1, mask, params))
+        c_gm.set_value(0, asc.gather_mask(zl, xl, 6, reduce, mask, params))
     else:
-        c_gm.set_value(0, asc.gather_mask(zl, xl, 7, reduce == 1, mask, params))
+        c_gm.set_value(0, asc.gather_mask(zl, xl, 7, reduce, mask, params))
     # pyasc 1.1.1 returns the bare IR value here; wrap it as gather_mask does its own result.
     c_gm.set_value(1, asc.language.core.ir_value.PlainValue(asc.get_gather_mask_remain_count()))
     asc.adds(wl, xl, 1.0, 0, 1, asc.UnaryRepeatParams(), is_set_mask=False)
