@@ -25,8 +25,8 @@ def print_kernel(x: asc.GlobalAddress, h: asc.GlobalAddress, k: asc.GlobalAddres
     asc.data_copy(kl, k_gm, n)
     asc.pipe_barrier(asc.PipeID.PIPE_ALL)
     if mode == 0:
-        asc.printf("block %d of %d: n=%d scale=%f\\n", b, asc.get_block_num(), n, scale)
-        asc.printf("%s %u %x %5d|%-4d|%.2f %%\\n", "text", n, -n, n, b, scale)
+        asc.printf("block %d of %d: n=%d scale=%f\n", b, asc.get_block_num(), n, scale)
+        asc.printf("%s %u %x %5d|%-4d|%.2f %%\n", "text", n, -n, n, b, scale)
         asc.dump_tensor(xl, 1, 4)
         asc.dump_tensor(h_gm, 2, 3)
         asc.dump_tensor(kl, 3, 5)
@@ -39,32 +39,32 @@ def print_kernel(x: asc.GlobalAddress, h: asc.GlobalAddress, k: asc.GlobalAddres
         asc.dump_tensor(xl, 9, 0)
     elif mode == 1:
         for i in range(rounds):
-            asc.printf("round %d: 0123456789012345678901234567890123456789012345678901234567890123456789\\n", i)
+            asc.printf("round %d: 0123456789012345678901234567890123456789012345678901234567890123456789\n", i)
     elif mode == 2:
-        asc.printf("%e\\n", scale)
+        asc.printf("%e\n", scale)
     elif mode == 3:
-        asc.printf("%d\\n", scale)
+        asc.printf("%d\n", scale)
     elif mode == 4:
-        asc.printf("about to fail\\n")
-        asc.printf("%d %d\\n", n)
+        asc.printf("about to fail\n")
+        asc.printf("%d %d\n", n)
     elif mode == 5:
         asc.dump_tensor(xl, 10, n, asc.ShapeInfo())
     elif mode == 6:
-        asc.printf("%d\\n", n, n)
+        asc.printf("%d\n", n, n)
     elif mode == 7:
-        asc.printf("%#d\\n", n)
+        asc.printf("%#d\n", n)
     elif mode == 8:
         asc.dump_tensor(xl, 12, n, asc.ShapeInfo(asc.array(asc.uint32, [1, 1, 1, 1, 1, 1, 1, 1, 1])))
     elif mode == 9:
         asc.dump_tensor(xl, 11, n)
     elif mode == 10:
-        asc.printf("%*d\\n", n, n)
+        asc.printf("%*d\n", n, n)
     elif mode == 11:
-        asc.printf("%5000d\\n", n)
+        asc.printf("%5000d\n", n)
     elif mode == 12:
         asc.printf("100%")
     else:
-        asc.printf("%p %-20p|\\n", x, x)
+        asc.printf("%p %-20p|\n", x, x)
 
 
 @asc.jit
