@@ -1,6 +1,8 @@
 """The compound instructions AddRelu, SubRelu, FusedMulAdd, FusedMulAddRelu, MulAddDst, MulCast,
 AddReluCast, SubReluCast, AddDeqRelu and Axpy's (float, half) mask form, in every call form pyasc
 emits, through run_local, against numpy models written from 复合计算/*.md. One build."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -14,6 +16,7 @@ N = 2048
 DTYPES = {"h": np.float16, "f": np.float32, "s": np.int16, "i": np.int32, "b": np.int8, "u": np.uint8}
 NAMES = ["h0", "h1", "hz", "f0", "f1", "fz", "s0", "s1", "sz", "i0", "i1", "bz", "uz"]
 COUNT, CONT, BITS, REG = 0, 1, 2, 3
+FULL = 2**64 - 1
 
 
 def op_index(fn, dst, src):
@@ -84,8 +87,16 @@ def launch(arrays, op, form, counter=0, lo=0, hi=0, repeat=1, strides=(1, 1, 1, 
            alias=0):
     _, d, a, _ = vf.OPS[op]
     wide = max(itemsize(d), itemsize(a))
-    ascrun.run_local(vf.fused_kernel, 1, *(arrays[k] for k in NAMES), N, op, form, counter, wide, deq, np.uint64(lo),
-                     np.uint64(hi), repeat, *strides, scalar, alias)
+    return ascrun.run_local(vf.fused_kernel, 1, *(arrays[k] for k in NAMES), N, op, form, counter, wide, deq,
+                            np.uint64(lo), np.uint64(hi), repeat, *strides, scalar, alias).source
+
+
+@functools.cache
+def mul_cast_mask_is_a_placeholder() -> bool:
+    """pyasc's nightly writes asc.mul_cast's mask forms as MulCast<T, half, 0>: isSetMask = false, so
+    the mask argument is a placeholder and the mask register applies (MulCast.md, isSetMask); pyasc
+    1.1.1 writes MulCast(...), isSetMask = true. (The nightly's mul_cast has no is_set_mask to ask.)"""
+    return "MulCast<int8_t, half, 0>(" in launch(inputs(), op_index("mul_cast", "bz", "h0"), COUNT, lo=64)
 
 
 def positions(d, a, form, counter, lo, hi, repeat, strides):
@@ -104,7 +115,12 @@ def run(fn, dst, src, form, counter=0, lo=0, hi=0, repeat=1, strides=(1, 1, 1, 8
     _, d, a, b = vf.OPS[op]
     arrays = arrays or inputs()
     expected = {k: arrays[k].copy() for k in ("hz", "fz", "sz", "bz", "uz")}
-    pd, p0, p1 = positions(d, a, form, counter, lo, hi, repeat, strides)
+    if fn == "mul_cast" and form != COUNT and mul_cast_mask_is_a_placeholder():
+        assert counter == 0 and form != REG, "modelled for normal mode and the mask forms only"
+        # the register as ascrun starts a block: every bit (core.h's BlockContext, as ResetMask leaves it)
+        pd, p0, p1 = positions(d, a, REG, counter, FULL, FULL, repeat, strides)
+    else:
+        pd, p0, p1 = positions(d, a, form, counter, lo, hi, repeat, strides)
     assert len(np.unique(pd)) == len(pd), "the model assumes each dst element is written once"
     expected[d][pd] = model(fn, d, arrays[a][p0], arrays[b][p1] if b else None, arrays[d][pd], scalar)
     launch(arrays, op, form, counter, lo, hi, repeat, strides, scalar)
@@ -244,8 +260,11 @@ def test_add_deq_relu_without_a_deq_scale_fails():
 
 
 def test_mixed_width_mask_is_the_wider_types():
-    msg = _fails("mul_cast", "bz", "h0", CONT, lo=129, repeat=1)
-    assert "MulCast<half>: mask 129 is outside [0, 128]" in msg
+    if mul_cast_mask_is_a_placeholder():  # not checked: the register's 128 bits apply
+        check(*run("mul_cast", "bz", "h0", CONT, lo=129, repeat=1))
+    else:
+        msg = _fails("mul_cast", "bz", "h0", CONT, lo=129, repeat=1)
+        assert "MulCast<half>: mask 129 is outside [0, 128]" in msg
     msg = _fails("add_deq_relu", "hz", "i0", CONT, lo=65, repeat=1)
     assert "AddDeqRelu<int32_t>: mask 65 is outside [0, 64]" in msg
 
