@@ -16,7 +16,6 @@ import ascrun
 from conftest import unsited
 import cube_ops
 from ascrun.compiler import frontend, pipeline
-from ascrun.compiler.bundle import collect
 from ascrun.compiler.errors import KernelRuntimeError
 
 pytestmark = pytest.mark.kernel
@@ -192,8 +191,6 @@ FAULTS = [
     (5, "Mmad: filter: 1024 bytes from L0B offset 0x0 exceed the LocalTensor's 512 bytes (256 elements)"),
     (6, "DataCopy(GM->UB): dst LocalTensor is in TPosition A2; this instruction takes Unified Buffer tensors "
         "(VECIN, VECOUT, VECCALC)"),
-    (7, "Mmad: unitFlag 1 is not 0, 2 or 3 (pyasc 1.1.1 passes MmadParams' unit_flag as a bool, so 2 and 3 arrive "
-        "as 1)"),
     (8, "Fixpipe(L0C->GM, CFG_ROW_MAJOR): quantPre F322BF16 does not convert float -> float (that takes NoQuant)"),
     (9, "DataCopy(GM->L1, Nd2NzParams): ND matrix 0, row 8, column block 0 writes element 128 of dst, which this "
         "copy already wrote (overlapping NZ rows: check dstNzC0Stride, dstNzNStride and dstNzMatrixStride; the "
@@ -209,6 +206,24 @@ def test_faults(case, message):
     with pytest.raises(KernelRuntimeError) as e:
         ascrun.run_local(cube_ops.fault_kernel, 1, a, c, case)
     assert unsited(str(e.value)) == f"block 0: {message}"
+
+
+def test_mmad_unit_flag_2():
+    """MmadParams' unit_flag 2 (Mmad.md: 0, 2 or 3). pyasc 1.1.1 writes unit_flag as a bool (the C++ of
+    case 0 has c0_i1 there), so 2 arrives as 1 and faults; the nightly writes it as uint8_t, and 2 is
+    then otherwise ignored: the product is case 0's."""
+    a, c = fault_arrays()
+    source = ascrun.run_local(cube_ops.fault_kernel, 1, a, c, 0).source
+    if re.search(r"MmadParams \w+\{\w+, \w+, \w+, c0_i1, ", source):
+        with pytest.raises(KernelRuntimeError) as e:
+            ascrun.run_local(cube_ops.fault_kernel, 1, a, c, 7)
+        assert unsited(str(e.value)) == ("block 0: Mmad: unitFlag 1 is not 0, 2 or 3 (pyasc 1.1.1 passes MmadParams' "
+                                         "unit_flag as a bool, so 2 and 3 arrive as 1)")
+    else:
+        c[:] = 0
+        ascrun.run_local(cube_ops.fault_kernel, 1, a, c, 7)
+        x = a.reshape(-1)[:256].reshape(16, 16)
+        np.testing.assert_array_equal(c, exact(x, x).astype(np.float32))
 
 
 def test_transposing_load_of_int8_faults():
