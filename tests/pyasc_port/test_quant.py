@@ -34,7 +34,7 @@ def quant_kernel(src_gm: asc.GlobalAddress, dst_gm: asc.GlobalAddress, size: int
     dst_local = out_que.alloc_tensor(asc.int8)
     src_local = in_que_x.deque(src_global.dtype)
     tmp_buf = asc.TBuf(asc.TPosition.VECCALC)
-    pipe.init_buffer(buf=tmp_buf, num=tmp_min_bytes)
+    pipe.init_buffer(tmp_buf, tmp_min_bytes)  # the length: 1.1.1 names it num, the nightly len
     tmp_local = tmp_buf.get(asc.uint8)
     scale = 2.0
     offset = 0.9
