@@ -88,13 +88,14 @@ NIGHTLY_SERVICE_TESTS += tests/asc2_port/test_through_the_pool.py
 
 # --clear: on a venv made before, the first install would put pyasc 1.1.1's files over the nightly's
 # (one `asc` package) and the uninstall then delete them, leaving an `asc` without asc.language.
-# torch (dev's pin): torch.bfloat16 tensors run only on the nightly, which has a bfloat16 dtype.
+# The dev extras as .venv's (torch: torch.bfloat16 tensors run only on the nightly, which has a bfloat16
+# dtype), so that any test file runs here too.
 .venv-nightly/.installed-stamp: pyproject.toml
 	$(PYTHON) -m venv --clear .venv-nightly
 	.venv-nightly/bin/pip install --quiet --upgrade pip
-	.venv-nightly/bin/pip install --quiet -e '.[worker,server]' 'pytest>=8' 'pytest-xdist==3.8.0'
+	$(QUIET_EDITABLE) .venv-nightly/bin/pip install --quiet -e '.[worker,server,dev]'
 	.venv-nightly/bin/pip uninstall --quiet --yes pyasc
-	.venv-nightly/bin/pip install --quiet -e '.[nightly,bfloat16]' 'torch==2.13.0'
+	$(QUIET_EDITABLE) .venv-nightly/bin/pip install --quiet -e '.[nightly,bfloat16]'
 	touch $@
 
 test-nightly: .venv-nightly/.installed-stamp
