@@ -4,6 +4,7 @@ id or by the first characters of it (store/job_ids.py)."""
 from __future__ import annotations
 
 import asyncio
+import math
 import uuid
 from typing import Awaitable, Callable, Optional
 
@@ -13,6 +14,7 @@ from fastapi.responses import PlainTextResponse, Response
 from ...compiler.errors import Kind
 from ...job_status import TERMINAL, JobStatus
 from ..deps import Service, service, tenant
+from ..edge import LIST_ROWS_PER_REQUEST, list_requests, over_requests
 from ..store.ended import Waiter
 from ..store.job_ids import resolve
 from ..errors import ApiError
@@ -33,6 +35,18 @@ def own_job(record: Optional[dict], job_id: str, who: Tenant) -> dict:
 async def job_named(job_id: str, who: Tenant = Depends(tenant), svc: Service = Depends(service)) -> str:
     """The full id of the caller's job that the path's {job_id} names, in full or by its first characters."""
     return await resolve(svc.job_reader.connection, who.name, job_id)
+
+
+def charge_list(svc: Service, who: Tenant, rows: int) -> None:
+    """A list of `rows` summaries takes what it costs beyond the one request the edge charged
+    (edge.list_requests), or is refused (429)."""
+    cost = list_requests(rows)
+    if cost > 1:
+        wait_s = svc.requests.short(who.name, who.limits.requests_per_second, cost - 1, least=cost)
+        if wait_s:
+            raise ApiError(Kind.LIMIT, f"a list of {rows} jobs counts as {cost} requests (one per "
+                                       f"{LIST_ROWS_PER_REQUEST} jobs): {over_requests(who)}", status=429,
+                           headers={"Retry-After": str(max(1, math.ceil(wait_s)))})
 
 
 def job_response(record: dict, status: int = 200) -> Response:
@@ -108,10 +122,12 @@ def router(settings: ServiceSettings) -> APIRouter:
         most): no log, outputs, warnings or model; GET /v1/jobs/{id} and its sub-resources have them."""
         if every_tenant:
             await operator(who)
+            charge_list(svc, who, limit * len(svc.tenants.names()))
             # each tenant's newest `limit`, then the newest `limit` of those
             jobs = [job for name in svc.tenants.names() for job in await svc.job_reader.summaries(name, limit)]
             jobs = sorted(jobs, key=lambda job: job.get("created_at", 0), reverse=True)[:limit]
         else:
+            charge_list(svc, who, limit)
             jobs = await svc.job_reader.summaries(who.name, limit)
         return Response(JobList.model_validate({"jobs": jobs}).model_dump_json(), media_type="application/json")
 
