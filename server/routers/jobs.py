@@ -8,7 +8,7 @@ import math
 import uuid
 from typing import Awaitable, Callable, Optional
 
-from fastapi import APIRouter, Depends, Header, Query
+from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import PlainTextResponse, Response
 
 from ...compiler.errors import Kind
@@ -132,7 +132,7 @@ def router(settings: ServiceSettings) -> APIRouter:
         return Response(JobList.model_validate({"jobs": jobs}).model_dump_json(), media_type="application/json")
 
     @routes.post("/v1/jobs", status_code=202, response_model=JobResult)
-    async def submit_job(body: JobRequest, wait: float = Query(0, **wait_query, description=(
+    async def submit_job(body: JobRequest, request: Request, wait: float = Query(0, **wait_query, description=(
             "seconds to wait for the job to end before answering (the answer is 202 either way)")),
                          idempotency_key: Optional[str] = Header(None, max_length=128, description=(
                              "a retried submission with the same key returns the first one's job")),
@@ -141,7 +141,9 @@ def router(settings: ServiceSettings) -> APIRouter:
         uploaded first; if some are not, the answer is 409 with their digests in error.missing."""
         job_id = uuid.uuid4().hex
         with svc.ended.watch(job_id) as waiter:  # before the job exists: its end cannot be missed
-            record = await svc.admission.admit(body, who, idempotency_key, job_id)
+            length = request.headers.get("content-length", "")
+            record = await svc.admission.admit(body, who, idempotency_key, job_id,
+                                               int(length) if length.isdigit() else None)
             if wait > 0 and record["id"] == job_id:
                 return job_response(await follow(waiter, record, wait, lambda: read_job(svc, job_id, who)), 202)
         # an earlier job, by its Idempotency-Key
