@@ -8,6 +8,7 @@ from fastapi import Request
 
 from ..compiler.errors import Kind
 from .admission import Admission
+from .edge import TokenBuckets
 from .errors import ApiError
 from ..compiler.settings import ServiceSettings
 from .store.blobs import AsyncBlobStore, BlobStore
@@ -28,6 +29,7 @@ class Service:
     pool: PoolView
     ended: EndedJobs
     admission: Admission
+    requests: TokenBuckets  # each tenant's requests_per_second: the edge takes one a request, a list more
 
 
 # The dependencies are coroutines though they never wait: FastAPI runs a plain function in its

@@ -33,12 +33,19 @@ BLOB_UPLOAD = re.compile(r"^/v1/blobs/[0-9a-f]{64}$")  # counted by its route, a
 SUBMISSION = ("POST", "/v1/jobs")
 RATE_WINDOW_S = 60
 BURST_S = 5  # a request rate's bucket holds this many seconds of it: a burst that long passes at once
+# A job list is charged a request per this many of the summaries it reads (the default limit): its
+# cost on the API's one core is its rows', and a list of 500 took the core 25 lists of 20 would.
+LIST_ROWS_PER_REQUEST = 20
 ANONYMOUS_CLIENTS = 1 << 16  # the anonymous buckets kept (the least recently used go, and come back full)
 
 
 def rate_key(tenant: str, now: float) -> str:
     """The counter of the tenant's submissions in the minute of `now`."""
     return tenant_key(tenant, f"rate:{int(now // RATE_WINDOW_S)}")
+
+
+def over_requests(who: Tenant) -> str:
+    return f"more than {who.limits.requests_per_second} requests a second (requests_per_second)"
 
 
 def unauthorized(authorization: str) -> str:
@@ -75,6 +82,11 @@ class TokenBuckets:
         return 0 if taken else (cost - tokens) / rate
 
 
+def list_requests(rows: int) -> int:
+    """What a list reading `rows` summaries is charged against requests_per_second."""
+    return max(1, math.ceil(rows / LIST_ROWS_PER_REQUEST))
+
+
 class Refused(Exception):
     def __init__(self, kind: Kind, message: str, status: int, headers: Optional[Dict[str, str]] = None):
         super().__init__(message)
@@ -82,9 +94,10 @@ class Refused(Exception):
 
 
 class Edge:
-    def __init__(self, app, tenants: Tenants, settings: ServiceSettings, connection: aioredis.Redis):
+    def __init__(self, app, tenants: Tenants, settings: ServiceSettings, connection: aioredis.Redis,
+                 tenant_requests: TokenBuckets):
         self.app, self.tenants, self.settings, self.connection = app, tenants, settings, connection
-        self.tenant_requests = TokenBuckets(max_keys=max(1, tenants.count))
+        self.tenant_requests = tenant_requests  # shared with the routes that charge more than one (list_requests)
         self.tenant_bytes = TokenBuckets(max_keys=max(1, tenants.count))
         self.anonymous_requests = TokenBuckets(max_keys=ANONYMOUS_CLIENTS)
 
@@ -118,10 +131,8 @@ class Edge:
         authorization = next((v for k, v in scope["headers"] if k == b"authorization"), b"").decode("latin-1")
         who = self.tenants.authenticate(authorization or None)
         if who is not None:
-            rate = who.limits.requests_per_second
-            if not self.tenant_requests.take(who.name, rate):
-                raise Refused(Kind.LIMIT, f"more than {rate} requests a second (requests_per_second)", 429,
-                              {"Retry-After": "1"})
+            if not self.tenant_requests.take(who.name, who.limits.requests_per_second):
+                raise Refused(Kind.LIMIT, over_requests(who), 429, {"Retry-After": "1"})
             return who
         rate = self.settings.anonymous_rate
         if not self.anonymous_requests.take(client_key((scope.get("client") or ("",))[0]), rate):

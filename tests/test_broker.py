@@ -20,7 +20,7 @@ import redis
 import ascrun
 import ops
 from ascrun.args import prepare
-from ascrun.compiler.sandbox import framing
+from ascrun.compiler.sandbox import bwrap, framing
 from ascrun.server.store.keys import blob_key, tenant_key
 from ascrun.compiler.errors import KernelError
 from ascrun.compiler.sandbox import jail
@@ -199,6 +199,21 @@ def test_the_broker_memory_limit_is_the_workers_alone():
     assert (int(limit), error) == (512 << 20, "MemoryError")
     soft, hard = jail.split()[3:5]
     assert soft == hard != str(512 << 20), jail
+
+
+@pytest.mark.unit
+def test_a_jail_starts_with_its_limits_and_no_python_between_fork_and_exec():
+    """A build jail's limits (jailed.py) are prlimit's, which execs bwrap: the worker's threads make a
+    Python preexec_fn unsafe in the forked child."""
+    jail = bwrap.popen(["cat", "/proc/self/limits"], rlimits={"as": 3 << 30, "cpu": 7, "core": 0, "fsize": 12345},
+                       stdout=subprocess.PIPE)
+    lines = jail.communicate(timeout=60)[0].decode().splitlines()
+    limits = {line[:26].strip(): line[26:].split()[:2] for line in lines}
+    assert jail.args[:1] == [bwrap.PRLIMIT]
+    assert limits["Max address space"] == [str(3 << 30)] * 2
+    assert limits["Max cpu time"] == ["7", "7"]
+    assert limits["Max core file size"] == ["0", "0"]
+    assert limits["Max file size"] == ["12345", "12345"]
 
 
 # a run jail taken over: answers a launch saying it wrote x, with 8 of x's 64 bytes

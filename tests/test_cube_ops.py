@@ -20,7 +20,7 @@ from ascrun.compiler.errors import KernelRuntimeError
 
 pytestmark = pytest.mark.kernel
 
-NOQUANT, F322F16, F322BF16 = 0, 1, 2
+NOQUANT, F322F16, F322BF16 = 0, 1, 2  # the kernel's `quant` branches (pyasc's asc.QuantModes numbering)
 K0 = {np.float16: 16, np.float32: 8, np.int8: 32}
 
 
@@ -149,7 +149,10 @@ def bf16_build():
     views = "".join(f"  __gm__ half* {p} = reinterpret_cast<__gm__ half*>({p}_bits);\n" for p in params)
     source = re.sub(r"(void matmul_kernel\([^)]*\) \{\n)", lambda mo: mo.group(1) + views, source)
     source = re.sub(r"\bhalf\b", "bfloat16_t", source)
-    assert len(params) == 3 and "reinterpret_cast<__gm__ bfloat16_t*>" in source
+    # pyasc writes asc.QuantModes.F322BF16 as 2, the compiler's VQF322HIF8_PRE (test_fixpipe_quant_pre.py)
+    pyasc_f322bf16 = "static_cast<QuantMode_t>(c2_i32)"
+    assert len(params) == 3 and "reinterpret_cast<__gm__ bfloat16_t*>" in source and source.count(pyasc_f322bf16) == 1
+    source = source.replace(pyasc_f322bf16, "QuantMode_t::F322BF16")
     target = pipeline.get_target("cpu")
     return result, target.toolchain.build(source, result.kernel_name, result.kernel_type), target.runner
 
@@ -191,7 +194,8 @@ FAULTS = [
     (5, "Mmad: filter: 1024 bytes from L0B offset 0x0 exceed the LocalTensor's 512 bytes (256 elements)"),
     (6, "DataCopy(GM->UB): dst LocalTensor is in TPosition A2; this instruction takes Unified Buffer tensors "
         "(VECIN, VECOUT, VECCALC)"),
-    (8, "Fixpipe(L0C->GM, CFG_ROW_MAJOR): quantPre F322BF16 does not convert float -> float (that takes NoQuant)"),
+    (8, "Fixpipe(L0C->GM, CFG_ROW_MAJOR): quantPre 2 is not an Atlas A2/A3 QuantMode_t mode (pyasc's "
+        "asc.QuantModes.F322BF16 is 2, the reference's listing order; the compiler's QuantMode_t::F322BF16 is 16)"),
     (9, "DataCopy(GM->L1, Nd2NzParams): ND matrix 0, row 8, column block 0 writes element 128 of dst, which this "
         "copy already wrote (overlapping NZ rows: check dstNzC0Stride, dstNzNStride and dstNzMatrixStride; the "
         "reference leaves the result undefined)"),

@@ -19,8 +19,9 @@ from conftest import ghost_worker, own_service
 
 pytestmark = pytest.mark.service
 
-TOKENS = {"flooder": "flooder-secret-token", "quiet": "quiet-secret-token"}
-LIMITS = {"flooder": {"requests_per_second": 5}}
+TOKENS = {"flooder": "flooder-secret-token", "quiet": "quiet-secret-token", "lister": "lister-secret-token"}
+LIMITS = {"flooder": {"requests_per_second": 5}, "lister": {"requests_per_second": 40}}
+LIST_ROWS_PER_REQUEST = 20  # edge.LIST_ROWS_PER_REQUEST
 PER_CLIENT = 16
 ANONYMOUS_RATE = 5
 BURST_S = 5  # edge.BURST_S: a bucket holds this many seconds of its rate
@@ -230,6 +231,33 @@ def test_a_tenant_over_its_requests_per_second_gets_429_while_another_is_served(
     assert refusal.headers["Retry-After"] == "1"
     assert refusal.json()["error"] == {"kind": "limit",
                                        "message": f"more than {rate} requests a second (requests_per_second)"}
+
+
+def test_a_list_is_charged_by_the_jobs_it_reads(edge):
+    """A list of 500 jobs takes the API's core as 25 lists of 20 do (issue 25, 6: 8 lists at a time held the
+    core from every other tenant): it is charged 25 requests, a list of 20 one."""
+    rate, limit = LIMITS["lister"]["requests_per_second"], 500
+    cost = limit // LIST_ROWS_PER_REQUEST
+    over = f"more than {rate} requests a second (requests_per_second)"
+    statuses, refusals, started = [], set(), time.monotonic()
+    with httpx.Client(base_url=edge.url, headers=_auth("lister")) as lister:
+        for _ in range(20):
+            answer = lister.get("/v1/jobs", params={"limit": limit})
+            statuses.append(answer.status_code)
+            if answer.status_code == 429:
+                refusals.add((answer.json()["error"]["kind"], answer.json()["error"]["message"],
+                              answer.headers["Retry-After"]))
+        elapsed = time.monotonic() - started
+        # charged by the bucket a request at a time, the 20 lists would all pass (its burst is 200)
+        assert 0 < statuses.count(200) <= (rate * (BURST_S + elapsed)) / cost + 1
+        assert set(statuses) == {200, 429}
+        # refused by the list's charge, or by the edge's when the bucket is below one request
+        assert ("limit", f"a list of {limit} jobs counts as {cost} requests (one per {LIST_ROWS_PER_REQUEST} "
+                         f"jobs): {over}", "1") in refusals
+        assert refusals <= {("limit", f"a list of {limit} jobs counts as {cost} requests (one per "
+                                      f"{LIST_ROWS_PER_REQUEST} jobs): {over}", "1"), ("limit", over, "1")}
+        time.sleep(1.5)  # a list of 20 is one request: the refill of a second and a half passes some
+        assert lister.get("/v1/jobs", params={"limit": LIST_ROWS_PER_REQUEST}).status_code == 200
 
 
 def test_a_long_poll_longer_than_the_stall_timeout_gets_its_answer(edge):

@@ -4,15 +4,17 @@ id or by the first characters of it (store/job_ids.py)."""
 from __future__ import annotations
 
 import asyncio
+import math
 import uuid
 from typing import Awaitable, Callable, Optional
 
-from fastapi import APIRouter, Depends, Header, Query
+from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import PlainTextResponse, Response
 
 from ...compiler.errors import Kind
 from ...job_status import TERMINAL, JobStatus
 from ..deps import Service, service, tenant
+from ..edge import LIST_ROWS_PER_REQUEST, list_requests, over_requests
 from ..store.ended import Waiter
 from ..store.job_ids import resolve
 from ..errors import ApiError
@@ -33,6 +35,18 @@ def own_job(record: Optional[dict], job_id: str, who: Tenant) -> dict:
 async def job_named(job_id: str, who: Tenant = Depends(tenant), svc: Service = Depends(service)) -> str:
     """The full id of the caller's job that the path's {job_id} names, in full or by its first characters."""
     return await resolve(svc.job_reader.connection, who.name, job_id)
+
+
+def charge_list(svc: Service, who: Tenant, rows: int) -> None:
+    """A list of `rows` summaries takes what it costs beyond the one request the edge charged
+    (edge.list_requests), or is refused (429)."""
+    cost = list_requests(rows)
+    if cost > 1:
+        wait_s = svc.requests.short(who.name, who.limits.requests_per_second, cost - 1, least=cost)
+        if wait_s:
+            raise ApiError(Kind.LIMIT, f"a list of {rows} jobs counts as {cost} requests (one per "
+                                       f"{LIST_ROWS_PER_REQUEST} jobs): {over_requests(who)}", status=429,
+                           headers={"Retry-After": str(max(1, math.ceil(wait_s)))})
 
 
 def job_response(record: dict, status: int = 200) -> Response:
@@ -108,15 +122,17 @@ def router(settings: ServiceSettings) -> APIRouter:
         most): no log, outputs, warnings or model; GET /v1/jobs/{id} and its sub-resources have them."""
         if every_tenant:
             await operator(who)
+            charge_list(svc, who, limit * len(svc.tenants.names()))
             # each tenant's newest `limit`, then the newest `limit` of those
             jobs = [job for name in svc.tenants.names() for job in await svc.job_reader.summaries(name, limit)]
             jobs = sorted(jobs, key=lambda job: job.get("created_at", 0), reverse=True)[:limit]
         else:
+            charge_list(svc, who, limit)
             jobs = await svc.job_reader.summaries(who.name, limit)
         return Response(JobList.model_validate({"jobs": jobs}).model_dump_json(), media_type="application/json")
 
     @routes.post("/v1/jobs", status_code=202, response_model=JobResult)
-    async def submit_job(body: JobRequest, wait: float = Query(0, **wait_query, description=(
+    async def submit_job(body: JobRequest, request: Request, wait: float = Query(0, **wait_query, description=(
             "seconds to wait for the job to end before answering (the answer is 202 either way)")),
                          idempotency_key: Optional[str] = Header(None, max_length=128, description=(
                              "a retried submission with the same key returns the first one's job")),
@@ -125,7 +141,9 @@ def router(settings: ServiceSettings) -> APIRouter:
         uploaded first; if some are not, the answer is 409 with their digests in error.missing."""
         job_id = uuid.uuid4().hex
         with svc.ended.watch(job_id) as waiter:  # before the job exists: its end cannot be missed
-            record = await svc.admission.admit(body, who, idempotency_key, job_id)
+            length = request.headers.get("content-length", "")
+            record = await svc.admission.admit(body, who, idempotency_key, job_id,
+                                               int(length) if length.isdigit() else None)
             if wait > 0 and record["id"] == job_id:
                 return job_response(await follow(waiter, record, wait, lambda: read_job(svc, job_id, who)), 202)
         # an earlier job, by its Idempotency-Key

@@ -24,7 +24,6 @@ import ascrun
 
 SOCS = ("Ascend910B1", "Ascend950PR_9599")
 
-LACKS = "the cpu target's runtime lacks"
 NIGHTLY_910B = "pyasc's nightly lowers this for Ascend910B1 (c220) to"
 PASS_FAILS = ("pyasc's nightly fails to compile asctile.range(k_tiles, unroll_factor=2) over copies to L0A/L0B "
               "and matmul_acc for k_tiles > 2 (its pass pipeline)")
@@ -80,9 +79,6 @@ KNOWN = {
         "TPipe::InitBuffer(TBuf<VECCALC>, 0): num and len must be positive"),
     ("test_ops_atomic_ops.py::test_atomic_op[*]", "Ascend910B1"): (SCALAR_WHY, SCALAR_COUNT),
     # the Ascend950
-    ("test_matmul_l0c_to_l1.py::test_matmul_l0c_to_l1[bfloat16]", SOC950): (
-        f"{LACKS} Fixpipe L0C->L1 with a quantPre (float32 to bfloat16 on the way out)",
-        "Fixpipe(L0C->L1, FixpipeParamsC310): quantPre"),
     ("test_ops_where.py::test_where_ops[*-torch.bfloat16]", SOC950): (COMPARE_950_WHY, COMPARE_PAST),
     **{(f"test_ops_where.py::test_where_ops[*-torch.{dtype}]", SOC950): (COMPARE_950_WHY, COMPARE_PAST)
        for dtype in ("float16", "float32")},

@@ -132,24 +132,29 @@ def _as_jail_user(groups: Sequence[int]) -> Dict:
     return {"user": JAIL_UID, "group": JAIL_GID, "extra_groups": sorted(set(groups))}
 
 
-def popen(cmd: Sequence[str], groups: Sequence[int] = (), preexec_fn=None, **kwargs) -> subprocess.Popen:
+PRLIMIT = "/usr/bin/prlimit"  # util-linux's: sets its own limits, then execs the command
+
+
+def popen(cmd: Sequence[str], groups: Sequence[int] = (), rlimits: Mapping[str, int] | None = None,
+          **kwargs) -> subprocess.Popen:
     """Start a jail; only its pipes are inherited (close_fds). `groups`: supplementary groups of
     the jail's user (the group that owns an NPU's device nodes). bwrap itself starts with an empty
     environment: it is pid 1 in the jail, where /proc/1/environ is readable (--clearenv clears only
-    its child's, which gets what the command line sets). `preexec_fn`: more limits of the jail's."""
-    def start():  # in the child, before bwrap starts
-        _lift_broker_limit()
-        if preexec_fn is not None:
-            preexec_fn()
-    return subprocess.Popen(list(cmd), close_fds=True, start_new_session=True, env={}, **_as_jail_user(groups),
-                            preexec_fn=start, **kwargs)
+    its child's, which gets what the command line sets). `rlimits`: more limits of the jail's, as
+    prlimit's options (e.g. {"as": bytes, "cpu": seconds}), soft and hard alike.
+    The limits are set by prlimit, which execs bwrap: no Python runs between fork and exec (the
+    worker has threads, and a fork of a threaded process may run only async-signal-safe code)."""
+    _, data_hard = resource.getrlimit(resource.RLIMIT_DATA)
+    # the worker's own data limit (the broker's, ASCRUN_BROKER_MEMORY_BYTES: a soft limit,
+    # worker.limit_broker_memory) is not its jails': they have their stage's limits
+    limits = {"data": data_hard, **(rlimits or {})}
+    prefix = [PRLIMIT, *(f"--{name}={_rlimit(value)}:{_rlimit(value)}" for name, value in limits.items()), "--"]
+    return subprocess.Popen([*prefix, *cmd], close_fds=True, start_new_session=True, env={},
+                            **_as_jail_user(groups), **kwargs)
 
 
-def _lift_broker_limit() -> None:
-    """The worker's own data limit (the broker's, ASCRUN_BROKER_MEMORY_BYTES: a soft limit,
-    worker.limit_broker_memory) is not its jails': they have their stage's limits."""
-    _, hard = resource.getrlimit(resource.RLIMIT_DATA)
-    resource.setrlimit(resource.RLIMIT_DATA, (hard, hard))
+def _rlimit(value: int) -> str:
+    return "unlimited" if value == resource.RLIM_INFINITY else str(value)
 
 
 class Usage(NamedTuple):

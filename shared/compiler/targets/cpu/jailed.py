@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import resource
 import shlex
 import subprocess
 from collections import OrderedDict
@@ -46,14 +45,10 @@ class JailedCpuToolchain(JailedToolchain):
         filter_fd = confine.build_filter()
         cmd = command(["/bin/sh", "-c", script], self.toolchain.read_only_paths(npu_arch),
                       files=[(source_fd, f"{SCRATCH}/kernel.cpp")], seccomp=filter_fd)
-        limits = self.limits
-
-        def limit():  # in the child before bwrap starts: every process of the jail inherits them
-            if limits["memory"] > 0:  # 0: unlimited
-                resource.setrlimit(resource.RLIMIT_AS, (limits["memory"], limits["memory"]))
-            resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu"], limits["cpu"]))
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-            resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_ARTIFACT_BYTES, MAX_ARTIFACT_BYTES))
+        # every process of the jail inherits them
+        rlimits = {"cpu": self.limits["cpu"], "core": 0, "fsize": MAX_ARTIFACT_BYTES}
+        if self.limits["memory"] > 0:  # 0: unlimited
+            rlimits["as"] = self.limits["memory"]
 
         # stdout and stderr are files, not pipes: RLIMIT_FSIZE bounds what the jail can make the
         # broker hold, however much a (compromised) compiler writes
@@ -61,7 +56,7 @@ class JailedCpuToolchain(JailedToolchain):
         try:
             try:
                 process = popen(cmd, stdin=subprocess.DEVNULL, stdout=out_fd, stderr=err_fd,
-                                pass_fds=[source_fd, filter_fd], preexec_fn=limit)
+                                pass_fds=[source_fd, filter_fd], rlimits=rlimits)
             finally:
                 os.close(source_fd)
                 os.close(filter_fd)

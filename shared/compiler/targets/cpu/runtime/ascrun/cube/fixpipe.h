@@ -2,7 +2,7 @@
 //
 // The source is the Nz matrix Mmad writes: element (i, j) at (j / 16) * srcStride * 16 + i * 16 + j % 16
 // (srcStride in C0_Size = 16 elements, normally mSize rounded up to 16), the ndNum matrices
-// srcNdStride * 256 elements apart. Per element: ReLU (reluEn: max(0, x)), then quantPre:
+// srcNdStride * 256 elements apart. Per element: ReLU (reluEn: max(0, x)), then quantPre (cube/quant_pre.h):
 // NoQuant (float -> float, int32_t -> int32_t), F322F16 / F322BF16 (float -> half / bfloat16_t,
 // round to nearest even; overflow gives infinity). Layouts (FixpipeConfig):
 //   CFG_ROW_MAJOR (NZ2ND): element (i, j) of matrix t goes to dst + t * dstNdStride + i * dstStride + j
@@ -11,9 +11,10 @@
 //     elements; nSize must be a multiple of 16 (the NZ2ND pseudo-code takes a partial last block).
 // mSize, nSize or ndNum 0 is a NOP. Faults: src not in CO1 or not 64-byte aligned, reads past it,
 // a NZ dst not 32-byte aligned, writes past the GM tensor argument, parameters out of range, dst rows
-// or matrices that overlap ("目标数据不能有重叠"), a type pair or quantPre Atlas A2/A3 do not define, and
-// what the cpu target does not model: the scalar and vector quantization modes (DEQF16, QF322B8_PRE,
-// REQ8 and their vector forms, which take a cbufWorkspace), isChannelSplit, CFG_COLUMN_MAJOR.
+// or matrices that overlap ("目标数据不能有重叠"), a type pair (a compile error) or quantPre the architecture
+// does not define, and what the cpu target does not model: the scalar and tensor quantization modes
+// (DEQF16, QF322B8_PRE, REQ8, ..., their vector forms, which take a cbufWorkspace), isChannelSplit,
+// CFG_COLUMN_MAJOR. On the Ascend 950 this path takes FixpipeParamsV220 as well (pyasc's nightly emits it).
 // unitFlag must be 0, 2 or 3 and is otherwise ignored, as in Mmad.
 //
 // Ascend 950 (__NPU_ARCH__ 3510) only, L0C (CO1) -> L1 (A1/B1/C1) with FixpipeParamsC310 and CFG_NZ
@@ -29,15 +30,11 @@
 #pragma once
 
 #include "ascrun/cube/mmad.h"
+#include "ascrun/cube/quant_pre.h"
 
 #pragma GCC visibility push(hidden)
 
-// The compiler's builtin quantization modes (pyasc spells the type unqualified).
-enum QuantMode_t { NoQuant, F322F16, F322BF16, DEQF16, VDEQF16, QF322B8_PRE, VQF322B8_PRE, REQ8, VREQ8 };
-
 namespace AscendC {
-
-using ::QuantMode_t;
 
 enum class CO2Layout : uint8_t { NZ = 0, ROW_MAJOR, COLUMN_MAJOR };
 
@@ -117,65 +114,19 @@ using FixpipeParamsArch3510 = FixpipeParamsC310<format>;
 namespace ascrun {
 namespace cube {
 
-inline const char* quant_name(QuantMode_t q) {
-    switch (q) {
-        case NoQuant: return "NoQuant";
-        case F322F16: return "F322F16";
-        case F322BF16: return "F322BF16";
-        case DEQF16: return "DEQF16";
-        case VDEQF16: return "VDEQF16";
-        case QF322B8_PRE: return "QF322B8_PRE";
-        case VQF322B8_PRE: return "VQF322B8_PRE";
-        case REQ8: return "REQ8";
-        case VREQ8: return "VREQ8";
-    }
-    return "?";
-}
-
-// The (L0C, GM) type pairs of Fixpipe on Atlas A2/A3.
+// The (L0C, dst) type pairs of Fixpipe (数据类型): Atlas A2/A3's to GM; the Ascend 950's, to GM and to L1,
+// add int32_t -> bfloat16_t (and hifloat8_t, fp8_e4m3fn_t, which the cpu target lacks).
 template <typename U, typename T>
 constexpr bool fixpipe_pair_v =
     (std::is_same<U, float>::value &&
      (std::is_same<T, int8_t>::value || std::is_same<T, uint8_t>::value || std::is_same<T, half>::value ||
       std::is_same<T, bfloat16_t>::value || std::is_same<T, float>::value)) ||
-    (std::is_same<U, int32_t>::value && (std::is_same<T, int8_t>::value || std::is_same<T, uint8_t>::value ||
-                                         std::is_same<T, half>::value || std::is_same<T, int32_t>::value));
-
-// The quantPre a type pair takes among the modes the cpu target models (NoQuant for same types,
-// F322F16 / F322BF16 for float -> half / bfloat16_t); NoQuant with `modelled` false for the rest.
-template <typename U, typename T>
-constexpr QuantMode_t modelled_quant(bool& modelled) {
-    modelled = std::is_same<U, T>::value || (std::is_same<U, float>::value && (std::is_same<T, half>::value ||
-                                                                              std::is_same<T, bfloat16_t>::value));
-    return std::is_same<T, half>::value && std::is_same<U, float>::value         ? F322F16
-           : std::is_same<T, bfloat16_t>::value && std::is_same<U, float>::value ? F322BF16
-                                                                                 : NoQuant;
-}
-
-template <typename T, typename U>
-void check_quant(const char* api, QuantMode_t q) {
-    bool modelled = false;
-    const QuantMode_t wanted = modelled_quant<U, T>(modelled);
-    if (q == wanted && modelled) return;
-    if (q != NoQuant && q != F322F16 && q != F322BF16) {
-        fault(format("%s: quantPre %s (scalar/vector quantization) is not supported on the cpu target", api,
-                     quant_name(q)));
-    }
-    if (!modelled) {
-        fault(format("%s: %s -> %s takes a scalar or vector quantization mode (DEQF16, QF322B8_PRE, REQ8, ...), "
-                     "which the cpu target does not support",
-                     api, TypeName<U>::c(), TypeName<T>::c()));
-    }
-    fault(format("%s: quantPre %s does not convert %s -> %s (that takes %s)", api, quant_name(q), TypeName<U>::c(),
-                 TypeName<T>::c(), quant_name(wanted)));
-}
-
-// ReLU, then the conversion quantPre names (check_quant has matched it to the types).
-template <typename T, typename U>
-T fixpipe_element(U x, bool relu) {
-    if (relu && x < U(0)) x = U(0);
-    return static_cast<T>(x);
-}
+    (std::is_same<U, int32_t>::value &&
+     (std::is_same<T, int8_t>::value || std::is_same<T, uint8_t>::value || std::is_same<T, half>::value ||
+      std::is_same<T, int32_t>::value || (kNpuArch == 3510 && std::is_same<T, bfloat16_t>::value)));
+#define ASCRUN_FIXPIPE_PAIRS_950                                                                          \
+    "Ascend 950 takes L0C float -> int8_t, uint8_t, half, bfloat16_t or float, and int32_t -> int8_t, " \
+    "uint8_t, half, bfloat16_t or int32_t (hifloat8_t and fp8_e4m3fn_t: not on the cpu target)"
 
 }  // namespace cube
 }  // namespace ascrun
@@ -184,9 +135,11 @@ namespace AscendC {
 
 template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR>
 void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p) {
-    static_assert(ascrun::cube::fixpipe_pair_v<U, T>,
+    static_assert(ascrun::kNpuArch == 3510 || ascrun::cube::fixpipe_pair_v<U, T>,
                   "Fixpipe: Atlas A2/A3 take L0C float -> GM int8_t, uint8_t, half, bfloat16_t or float, and int32_t "
                   "-> int8_t, uint8_t, half or int32_t");
+    static_assert(ascrun::kNpuArch != 3510 || ascrun::cube::fixpipe_pair_v<U, T>,
+                  "Fixpipe: " ASCRUN_FIXPIPE_PAIRS_950);
     const bool nd = config.format == CO2Layout::ROW_MAJOR;
     const char* api = nd ? "Fixpipe(L0C->GM, CFG_ROW_MAJOR)" : "Fixpipe(L0C->GM, CFG_NZ)";
     ascrun::BlockContext& b = ascrun::enter();
@@ -275,10 +228,8 @@ template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR, C
 void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsC310<format>& p) {
     static_assert(ascrun::cube::on_ascend950<T>, "Fixpipe(L0C->L1, FixpipeParamsC310): Ascend 950 (__NPU_ARCH__ "
                                                  "3510) only (L0C到L1数据搬运（Fixpipe）.md)");
-    // 数据类型: L0C float -> int8_t, uint8_t, hifloat8_t, fp8_e4m3fn_t, half, bfloat16_t, float;
-    // int32_t -> int8_t, uint8_t, half, bfloat16_t, int32_t (the modelled conversions: check_quant)
-    static_assert(std::is_same<U, float>::value || std::is_same<U, int32_t>::value,
-                  "Fixpipe(L0C->L1): src (L0C) must be float or int32_t");
+    static_assert(ascrun::cube::fixpipe_pair_v<U, T>,
+                  "Fixpipe(L0C->L1, FixpipeParamsC310): " ASCRUN_FIXPIPE_PAIRS_950);
     constexpr const char* api = "Fixpipe(L0C->L1, FixpipeParamsC310)";
     ascrun::BlockContext& b = ascrun::enter();
     if (config.format != format) {
