@@ -147,8 +147,8 @@ def _hello(tmp_path, name, text):
 @pytest.mark.service
 def test_colliding_kernels_of_two_tenants_each_run_their_own(pool, tmp_path):
     """Text-stripping ` loc(...)` once gave these two the same IR hash, so bob ran alice's binary."""
-    evil = _hello(tmp_path, "alice_hello", "Hello loc(<C++>) world %d\\n")
-    innocent = _hello(tmp_path, "bob_hello", "Hello world %d\\n")
+    evil = _hello(tmp_path, "alice_hello", "Hello loc(<C++>) world %d\n")  # a newline: it prints one on either pyasc
+    innocent = _hello(tmp_path, "bob_hello", "Hello world %d\n")
     with ascrun.Client(pool.url, token=TOKENS["alice"]) as alice, ascrun.Client(pool.url, token=TOKENS["bob"]) as bob:
         a = alice.launch(evil, 1, 41)
         b = bob.launch(innocent, 1, 42)
@@ -162,7 +162,7 @@ def test_colliding_kernels_of_two_tenants_each_run_their_own(pool, tmp_path):
 
         # the same kernel from another file: its own frontend run, the same C++, so alice's build is
         # reused for her; bob's caches are his own
-        same = _hello(tmp_path, "alice_copy", "Hello loc(<C++>) world %d\\n")
+        same = _hello(tmp_path, "alice_copy", "Hello loc(<C++>) world %d\n")
         again = alice.launch(same, 1, 43)
         assert again.log == TAG + "Hello loc(<C++>) world 43\n"
         assert again.cache == {"frontend": "miss", "build": "hit"}

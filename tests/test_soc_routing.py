@@ -15,6 +15,7 @@ import redis
 
 import ascrun
 import ops
+from ascrun.compiler import frontend
 from ascrun.compiler.targets.contract import PYASC_KERNEL_TYPES as KERNEL_TYPES
 from conftest import LIVENESS, Service, ghost_worker, start_redis
 
@@ -88,7 +89,7 @@ def test_targets_show_the_live_pool_and_its_queue(pool):
     cpu = _targets(pool)["cpu"]
     assert cpu["workers"] == 2 and cpu["socs"] == {SOC: 1, OTHER_SOC: 1}
     assert sorted(w["socs"] for w in cpu["live"]) == [[SOC], [OTHER_SOC]]
-    assert all(w["kernel_types"] == list(KERNEL_TYPES) and w["pyasc"] == "1.1.1" for w in cpu["live"])
+    assert all(w["kernel_types"] == list(KERNEL_TYPES) and w["pyasc"] == frontend.pyasc_version() for w in cpu["live"])
     assert _targets(pool)["sim"] == {"name": "sim", "description": "CANN's camodel simulator (bisheng build, "
                                      "pyasc's launcher)", "workers": 0, "socs": {}, "queued": 0,
                                      "oldest_queued_s": None, "live": []}
