@@ -147,6 +147,16 @@ constexpr bool one_of_v = (std::is_same<T, Allowed>::value || ...);
 // A parenthesized type list as macro arguments: one_of_v<T, ASCRUN_UNPAREN (half, float)>.
 #define ASCRUN_UNPAREN(...) __VA_ARGS__
 
+// An op struct's dtype table (vector/mask.h at the use): `supports`, Atlas A2/A3's list (A2) or Ascend
+// 950's (A950) by mask::kAscend950; `count_only`, the Ascend 950 types its page allows in the count
+// form only ("仅支持tensor前n个数据计算接口").
+#define ASCRUN_DTYPE_TABLE(A2, A950, COUNT_ONLY)                                                       \
+    template <typename T>                                                                             \
+    static constexpr bool supports =                                                                  \
+        mask::kAscend950 ? one_of_v<T, ASCRUN_UNPAREN A950> : one_of_v<T, ASCRUN_UNPAREN A2>;         \
+    template <typename T>                                                                             \
+    static constexpr bool count_only = mask::kAscend950 && one_of_v<T, ASCRUN_UNPAREN COUNT_ONLY>;
+
 }  // namespace ascrun
 
 #pragma GCC visibility pop

@@ -19,17 +19,11 @@ namespace vec {
 
 // `accumulate`: dst may overlap src1 with a zero repeat stride (通用地址重叠约束, for
 // Add/Sub/Mul/Max/Min/AddRelu/SubRelu on half/int32_t/float).
-// `supports`: the dtype table of the product built for (mask::kAscend950), A2 on Atlas A2/A3, A950 on
-// Ascend 950; `count_only`: Ascend 950 types its page allows in the count form only ("仅支持tensor前n个
-// 数据计算接口"). Type lists are parenthesized; (void) for none.
+// A2, A950, COUNT_ONLY: the dtype table (ASCRUN_DTYPE_TABLE); type lists are parenthesized, (void) for none.
 #define ASCRUN_BINARY_OP(NAME, FN, ACC, A2, A950, COUNT_ONLY)                                            \
     struct NAME##Op {                                                                                    \
         static constexpr const char* name = #NAME;                                                       \
-        template <typename T>                                                                            \
-        static constexpr bool supports =                                                                 \
-            mask::kAscend950 ? one_of_v<T, ASCRUN_UNPAREN A950> : one_of_v<T, ASCRUN_UNPAREN A2>;        \
-        template <typename T>                                                                            \
-        static constexpr bool count_only = mask::kAscend950 && one_of_v<T, ASCRUN_UNPAREN COUNT_ONLY>;    \
+        ASCRUN_DTYPE_TABLE(A2, A950, COUNT_ONLY)                                                         \
         template <typename T>                                                                            \
         static constexpr bool accumulate = ACC && one_of_v<T, half, int32_t, float>;                     \
         template <typename T>                                                                            \

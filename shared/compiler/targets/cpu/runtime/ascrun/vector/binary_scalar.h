@@ -30,17 +30,12 @@ struct ShiftScalar {
     }
 };
 
-// `supports`: Atlas A2/A3's table (A2) or Ascend 950's (A950), by mask::kAscend950; `count_only`: the
-// Ascend 950 types its page allows in the count form only (as vector/binary.h).
+// A2, A950, COUNT_ONLY: the dtype table (ASCRUN_DTYPE_TABLE).
 #define ASCRUN_SCALAR_OP(NAME, FN, RULE, A2, A950, COUNT_ONLY)                                         \
     struct NAME##Op {                                                                                 \
         static constexpr const char* name = #NAME;                                                    \
         using Scalar = RULE;                                                                          \
-        template <typename T>                                                                         \
-        static constexpr bool supports =                                                              \
-            mask::kAscend950 ? one_of_v<T, ASCRUN_UNPAREN A950> : one_of_v<T, ASCRUN_UNPAREN A2>;     \
-        template <typename T>                                                                         \
-        static constexpr bool count_only = mask::kAscend950 && one_of_v<T, ASCRUN_UNPAREN COUNT_ONLY>; \
+        ASCRUN_DTYPE_TABLE(A2, A950, COUNT_ONLY)                                                      \
         template <typename T>                                                                         \
         static T apply(T a, T s) { return arith::FN(a, s); }                                          \
     };

@@ -403,6 +403,19 @@ void select_from_registers(const AscendC::LocalTensor<T>& dst, const AscendC::Lo
     select_run<T, U>(b, api, mode, dst, src0, src1, sel, p, 0);
 }
 
+// The mask + repeat forms: the Ascend 950 applies the mask (Compare.md); on Atlas A2/A3 it is reserved.
+template <typename T, typename U, bool isSetMask>
+void compare_repeats(const char* api, const AscendC::LocalTensor<U>& dst, const AscendC::LocalTensor<T>& src0,
+                     const AscendC::LocalTensor<T>* src1, T scalar, CMPMODE m, mask::Arg arg, uint64_t m0,
+                     uint64_t m1, uint8_t repeat, uint64_t blk0, uint64_t rep0, uint64_t blk1, uint64_t rep1) {
+    if constexpr (mask::kAscend950) {
+        compare_masked_950<T, U, isSetMask>(api, dst, src0, src1, scalar, m, arg, m0, m1, repeat, blk0, rep0, blk1,
+                                            rep1);
+    } else {
+        compare_to_dst<T, U>(api, dst, src0, src1, scalar, m, repeat, blk0, rep0, blk1, rep1);
+    }
+}
+
 }  // namespace cmpsel
 }  // namespace ascrun
 
@@ -438,16 +451,10 @@ void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalT
     ASCRUN_CMP_T("Compare", T);
     ASCRUN_CMP_MASKED_T("Compare", T);
     ASCRUN_CMP_U(U);
-    if constexpr (::ascrun::mask::kAscend950) {
-        ::ascrun::cmpsel::compare_masked_950<T, U, isSetMask>(
-            "Compare", dst, src0, &src1, T(0), cmpMode, ::ascrun::mask::Arg::Bits, mask[0], mask[1], repeatTime,
-            repeatParams.src0BlkStride, repeatParams.src0RepStride, repeatParams.src1BlkStride,
-            repeatParams.src1RepStride);
-    } else {  // the mask is reserved on Atlas A2/A3
-        ::ascrun::cmpsel::compare_to_dst<T, U>("Compare", dst, src0, &src1, T(0), cmpMode, repeatTime,
-                                              repeatParams.src0BlkStride, repeatParams.src0RepStride,
-                                              repeatParams.src1BlkStride, repeatParams.src1RepStride);
-    }
+    ::ascrun::cmpsel::compare_repeats<T, U, isSetMask>("Compare", dst, src0, &src1, T(0), cmpMode,
+                                                      ::ascrun::mask::Arg::Bits, mask[0], mask[1], repeatTime,
+                                                      repeatParams.src0BlkStride, repeatParams.src0RepStride,
+                                                      repeatParams.src1BlkStride, repeatParams.src1RepStride);
 }
 template <typename T, typename U, bool isSetMask = true>
 void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE cmpMode,
@@ -455,16 +462,10 @@ void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalT
     ASCRUN_CMP_T("Compare", T);
     ASCRUN_CMP_MASKED_T("Compare", T);
     ASCRUN_CMP_U(U);
-    if constexpr (::ascrun::mask::kAscend950) {
-        ::ascrun::cmpsel::compare_masked_950<T, U, isSetMask>(
-            "Compare", dst, src0, &src1, T(0), cmpMode, ::ascrun::mask::Arg::Continuous, mask, 0, repeatTime,
-            repeatParams.src0BlkStride, repeatParams.src0RepStride, repeatParams.src1BlkStride,
-            repeatParams.src1RepStride);
-    } else {  // the mask is reserved on Atlas A2/A3
-        ::ascrun::cmpsel::compare_to_dst<T, U>("Compare", dst, src0, &src1, T(0), cmpMode, repeatTime,
-                                              repeatParams.src0BlkStride, repeatParams.src0RepStride,
-                                              repeatParams.src1BlkStride, repeatParams.src1RepStride);
-    }
+    ::ascrun::cmpsel::compare_repeats<T, U, isSetMask>("Compare", dst, src0, &src1, T(0), cmpMode,
+                                                      ::ascrun::mask::Arg::Continuous, mask, 0, repeatTime,
+                                                      repeatParams.src0BlkStride, repeatParams.src0RepStride,
+                                                      repeatParams.src1BlkStride, repeatParams.src1RepStride);
 }
 #undef ASCRUN_CMP_U
 
@@ -509,14 +510,9 @@ void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const 
     ASCRUN_CMP_T("CompareScalar", T);
     ASCRUN_CMP_MASKED_T("CompareScalar", T);
     ASCRUN_CMPS_U(U);
-    if constexpr (::ascrun::mask::kAscend950) {
-        ::ascrun::cmpsel::compare_masked_950<T, U, isSetMask>(
-            "CompareScalar", dst, src0, nullptr, src1Scalar, cmpMode, ::ascrun::mask::Arg::Bits, mask[0], mask[1],
-            repeatTime, repeatParams.srcBlkStride, repeatParams.srcRepStride, 0, 0);
-    } else {  // the mask is reserved on Atlas A2/A3
-        ::ascrun::cmpsel::compare_to_dst<T, U>("CompareScalar", dst, src0, nullptr, src1Scalar, cmpMode, repeatTime,
-                                              repeatParams.srcBlkStride, repeatParams.srcRepStride, 0, 0);
-    }
+    ::ascrun::cmpsel::compare_repeats<T, U, isSetMask>("CompareScalar", dst, src0, nullptr, src1Scalar, cmpMode,
+                                                      ::ascrun::mask::Arg::Bits, mask[0], mask[1], repeatTime,
+                                                      repeatParams.srcBlkStride, repeatParams.srcRepStride, 0, 0);
 }
 template <typename T, typename U, bool isSetMask = true>
 void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar, CMPMODE cmpMode,
@@ -524,14 +520,9 @@ void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const 
     ASCRUN_CMP_T("CompareScalar", T);
     ASCRUN_CMP_MASKED_T("CompareScalar", T);
     ASCRUN_CMPS_U(U);
-    if constexpr (::ascrun::mask::kAscend950) {
-        ::ascrun::cmpsel::compare_masked_950<T, U, isSetMask>(
-            "CompareScalar", dst, src0, nullptr, src1Scalar, cmpMode, ::ascrun::mask::Arg::Continuous, mask, 0,
-            repeatTime, repeatParams.srcBlkStride, repeatParams.srcRepStride, 0, 0);
-    } else {  // the mask is reserved on Atlas A2/A3
-        ::ascrun::cmpsel::compare_to_dst<T, U>("CompareScalar", dst, src0, nullptr, src1Scalar, cmpMode, repeatTime,
-                                              repeatParams.srcBlkStride, repeatParams.srcRepStride, 0, 0);
-    }
+    ::ascrun::cmpsel::compare_repeats<T, U, isSetMask>("CompareScalar", dst, src0, nullptr, src1Scalar, cmpMode,
+                                                      ::ascrun::mask::Arg::Continuous, mask, 0, repeatTime,
+                                                      repeatParams.srcBlkStride, repeatParams.srcRepStride, 0, 0);
 }
 #undef ASCRUN_CMPS_U
 #undef ASCRUN_CMP_MASKED_T
