@@ -238,6 +238,10 @@ def test_an_ir_operation_that_takes_text_unreviewed_is_refused():
             """create_asctile_InlineCodeOp(self: Builder, values: List[Value], code: llvm::StringRef) -> Operation"""
             return code
 
+        def create_asctile_NoteOp(self, value, note=None):
+            """create_asctile_NoteOp(self: Builder, value: Value, note: Optional[str] = None) -> Operation"""
+            return note
+
         def create_asc_AddOp(self, a, b):
             """create_asc_AddOp(self: Builder, a: Value, b: Value) -> Operation"""
             return a
@@ -252,6 +256,8 @@ def test_an_ir_operation_that_takes_text_unreviewed_is_refused():
         builder.create_asctile_InlineCodeOp([], 'system("id");')
     assert str(refused.value) == ("pyasc's IR operation create_asctile_InlineCodeOp: it takes text for the C++ that "
                                   "ascrun has not reviewed")
+    with pytest.raises(frontend.StringRefused, match="^pyasc's IR operation create_asctile_NoteOp: "):
+        builder.create_asctile_NoteOp(1, note="*/ system();")
     with pytest.raises(frontend.StringRefused, match="^asctile.inline: C\\+\\+ written into the kernel verbatim"):
         builder.create_asctile_InlineOp("int y = 0;")
     assert builder.create_asc_AddOp(1, 2) == 1

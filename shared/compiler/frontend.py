@@ -307,7 +307,8 @@ _REVIEWED_STRING_METHODS = frozenset({
     "create", "create_emitasc_MemberOp", "create_emitasc_SetMemberOp", "create_func_CallOp", "create_func_FuncOp",
     "get_emitasc_PyStructType", "get_opaque_attr", "get_opaque_type", "get_str_attr", "set_loc",
     "create_asctile_AssertOp"})
-_TEXT_PARAMETER = re.compile(r": (str|llvm::StringRef|std::string|List\[str\])[,)]")
+# a string parameter, defaulted, optional or a list of them ("code: str", "msg: Optional[str] = None")
+_TEXT_PARAMETER = re.compile(r": (?:Optional\[)?(?:str|llvm::StringRef|std::string|List\[str\])(?![\w:])")
 
 
 def _takes_text(method: Any) -> bool:
