@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from ascrun.compiler import pipeline
-from ascrun.compiler.sandbox import frontend as sandbox_frontend, jail
+from ascrun.compiler.sandbox import bwrap, frontend as sandbox_frontend, jail
 from ascrun.compiler.targets.cpu import jailed as cpu_jailed
 from ascrun.compiler.bundle import collect
 from ascrun.compiler.errors import KernelError
@@ -95,7 +95,7 @@ def test_hostile_native_code_in_a_run_jail(tmp_path, monkeypatch):
         runners.for_tenant("mallory")._jail().artifacts[hashlib.sha256(artifact).hexdigest()] = True
         assert _attack(runners, artifact, 0) == "runtime_error: ok"
         first = runners.jails["mallory"].process.pid
-        said = {mode: _attack(runners, artifact, mode) for mode in (2, 3, 4, 5, 6, 7, 8, 9, 10, 12)}
+        said = {mode: _attack(runners, artifact, mode) for mode in (2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 15)}
         assert said == {
             2: "runtime_error: read /etc/passwd: refused: No such file or directory",
             3: f"runtime_error: read {marker}: refused: No such file or directory",
@@ -107,6 +107,10 @@ def test_hostile_native_code_in_a_run_jail(tmp_path, monkeypatch):
             9: "runtime_error: socket: refused: Operation not permitted",
             10: "runtime_error: read /proc/self/environ: allowed",  # its own, empty environment
             12: "runtime_error: secret found nowhere",  # bwrap, pid 1 there, was started without it too
+            # its session's scheduling group runs behind the pool's own processes, and it cannot start
+            # another (which would be at nice 0)
+            14: "runtime_error: new session: refused: Operation not permitted",
+            15: f"runtime_error: scheduled at nice {bwrap.JAIL_AUTOGROUP_NICE}",
         }
         assert runners.jails["mallory"].process.pid == first  # the tenant's jail, reused
         assert not marker.exists()

@@ -25,6 +25,17 @@ struct AscrunReport {
     void* model; uint64_t model_bytes; void* trace; uint64_t trace_bytes;
 };
 
+// "nice N" of /proc/self/autogroup ("/autogroup-ID nice N"): the scheduling group of its session
+static std::string own_autogroup_nice() {
+    char text[128] = {0};
+    int fd = open("/proc/self/autogroup", O_RDONLY);
+    if (fd < 0) return std::string("no autogroup: ") + strerror(errno);
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    const char* nice = n > 0 ? strstr(text, "nice ") : nullptr;
+    return nice ? std::string(nice, strcspn(nice, "\n")) : "an unreadable autogroup";
+}
+
 static std::string outcome(const char* what, int rc) {
     return std::string(what) + (rc < 0 ? std::string(": refused: ") + strerror(errno) : ": allowed");
 }
@@ -101,6 +112,8 @@ int ascrun_launch(uint32_t, void** args, void*, uint32_t, uint32_t, uint32_t, ui
         case 11: for (;;) {} break;  // spins past any timeout
         case 12: said = "secret found " + find_secret(); break;
         case 13: std::thread([] { for (;;) {} }).detach(); said = "a thread left spinning"; break;
+        case 14: said = outcome("new session", setsid()); break;  // its scheduling group would be at nice 0
+        case 15: said = "scheduled at " + own_autogroup_nice(); break;
     }
     snprintf(err, cap, "%s", said.c_str());
     return 1;

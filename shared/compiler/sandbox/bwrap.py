@@ -9,6 +9,7 @@ every process it started, with it. Inside, a Python stage applies rlimits and se
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -25,6 +26,10 @@ from ..errors import KernelError
 JAIL_UID = 65534 if os.getuid() == 0 else os.getuid()  # nobody, when the broker is root
 JAIL_GID = 65534 if os.getuid() == 0 else os.getgid()
 SCRATCH = "/tmp"
+# The kernel shares CPU between sessions first (autogroups), a nice value weighing only within one:
+# a jail's session at this nice runs a tenant's kernel behind the processes that serve every tenant
+# (the API, Redis, the brokers), and as fast as before when they are idle.
+JAIL_AUTOGROUP_NICE = 10
 SCRATCH_BYTES = 512 << 20  # a tmpfs is memory: bounded, so a jail cannot fill the host's RAM through it
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -89,7 +94,9 @@ def command(argv: Sequence[str], ro_paths: Sequence[str] = (), proc: bool = Fals
     allow-list, never the worker's environment), over PATH, TMPDIR and HOME; `seccomp`: an fd with a
     compiled filter (confine.build_filter) bwrap loads just before `argv` starts."""
     variables = {"PATH": "/usr/bin:/bin", "TMPDIR": SCRATCH, "HOME": SCRATCH, **(environment or {})}
-    args = [bwrap(), "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv",
+    # no --new-session: popen starts the jail in a session of its own (no controlling terminal), the
+    # session whose scheduling group it lowers (JAIL_AUTOGROUP_NICE); a second one would undo that
+    args = [bwrap(), "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--clearenv",
             *[a for name, value in variables.items() for a in ("--setenv", name, value)],
             "--hostname", "jail", *_system_binds()]
     args += ["--dev", "/dev", "--size", str(SCRATCH_BYTES), "--tmpfs", SCRATCH, "--chdir", SCRATCH]
@@ -149,8 +156,18 @@ def popen(cmd: Sequence[str], groups: Sequence[int] = (), rlimits: Mapping[str, 
     # worker.limit_broker_memory) is not its jails': they have their stage's limits
     limits = {"data": data_hard, **(rlimits or {})}
     prefix = [PRLIMIT, *(f"--{name}={_rlimit(value)}:{_rlimit(value)}" for name, value in limits.items()), "--"]
-    return subprocess.Popen([*prefix, *cmd], close_fds=True, start_new_session=True, env={},
-                            **_as_jail_user(groups), **kwargs)
+    process = subprocess.Popen([*prefix, *cmd], close_fds=True, start_new_session=True, env={},
+                               **_as_jail_user(groups), **kwargs)
+    lower_priority(process.pid)
+    return process
+
+
+def lower_priority(pid: int) -> None:
+    """Put the session of `pid` (a jail's, new since its start) at JAIL_AUTOGROUP_NICE. A preference,
+    not a bound: a stage may set its own session back to nice 0 (never below), and no stage may start
+    another session (confine.PROCESS_SYSCALLS); its CPU is bounded by its limits and the tenant's."""
+    with contextlib.suppress(FileNotFoundError, PermissionError):  # a kernel without autogroups
+        Path(f"/proc/{pid}/autogroup").write_text(str(JAIL_AUTOGROUP_NICE))
 
 
 def _rlimit(value: int) -> str:

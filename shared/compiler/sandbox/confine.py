@@ -34,8 +34,9 @@ def apply_limits(limits: Dict[str, int]) -> None:
 
 
 PR_SET_DUMPABLE = 4  # <sys/prctl.h>
-# Reaching another process: its memory, its signals, a new program.
-PROCESS_SYSCALLS = ("execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_open",
+# Reaching another process: its memory, its signals, a new program; a new session (its scheduling
+# group would be at nice 0 again: bwrap.JAIL_AUTOGROUP_NICE).
+PROCESS_SYSCALLS = ("execve", "execveat", "setsid", "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_open",
                     "pidfd_send_signal", "pidfd_getfd", "tkill", "kexec_load", "mount", "umount2", "unshare", "setns",
                     "socket", "socketpair", "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key",
                     # io_uring: syscalls the filter never sees
