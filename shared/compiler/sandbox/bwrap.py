@@ -166,7 +166,8 @@ def lower_priority(pid: int) -> None:
     """Put the session of `pid` (a jail's, new since its start) at JAIL_AUTOGROUP_NICE. A preference,
     not a bound: a stage may set its own session back to nice 0 (never below), and no stage may start
     another session (confine.PROCESS_SYSCALLS); its CPU is bounded by its limits and the tenant's."""
-    with contextlib.suppress(FileNotFoundError, PermissionError):  # a kernel without autogroups
+    # a kernel without autogroups, a /proc not ours to write (a container's): a preference, not worth a job
+    with contextlib.suppress(OSError):
         Path(f"/proc/{pid}/autogroup").write_text(str(JAIL_AUTOGROUP_NICE))
 
 
