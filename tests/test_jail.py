@@ -95,7 +95,7 @@ def test_hostile_native_code_in_a_run_jail(tmp_path, monkeypatch):
         runners.for_tenant("mallory")._jail().artifacts[hashlib.sha256(artifact).hexdigest()] = True
         assert _attack(runners, artifact, 0) == "runtime_error: ok"
         first = runners.jails["mallory"].process.pid
-        said = {mode: _attack(runners, artifact, mode) for mode in (2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 15)}
+        said = {mode: _attack(runners, artifact, mode) for mode in (2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 15, 16)}
         assert said == {
             2: "runtime_error: read /etc/passwd: refused: No such file or directory",
             3: f"runtime_error: read {marker}: refused: No such file or directory",
@@ -111,7 +111,11 @@ def test_hostile_native_code_in_a_run_jail(tmp_path, monkeypatch):
             # another (which would be at nice 0)
             14: "runtime_error: new session: refused: Operation not permitted",
             15: f"runtime_error: scheduled at nice {bwrap.JAIL_AUTOGROUP_NICE}",
+            # no controlling terminal (its session is its own: bwrap's --new-session is not used)
+            16: "runtime_error: open /dev/tty: refused: No such device or address",
         }
+        jail_ = runners.jails["mallory"]
+        assert os.getsid(jail_.stage_pid) == jail_.process.pid != os.getsid(0)
         assert runners.jails["mallory"].process.pid == first  # the tenant's jail, reused
         assert not marker.exists()
 

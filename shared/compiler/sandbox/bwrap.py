@@ -26,11 +26,11 @@ from ..errors import KernelError
 JAIL_UID = 65534 if os.getuid() == 0 else os.getuid()  # nobody, when the broker is root
 JAIL_GID = 65534 if os.getuid() == 0 else os.getgid()
 SCRATCH = "/tmp"
+SCRATCH_BYTES = 512 << 20  # a tmpfs is memory: bounded, so a jail cannot fill the host's RAM through it
 # The kernel shares CPU between sessions first (autogroups), a nice value weighing only within one:
 # a jail's session at this nice runs a tenant's kernel behind the processes that serve every tenant
 # (the API, Redis, the brokers), and as fast as before when they are idle.
 JAIL_AUTOGROUP_NICE = 10
-SCRATCH_BYTES = 512 << 20  # a tmpfs is memory: bounded, so a jail cannot fill the host's RAM through it
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
